@@ -1,0 +1,79 @@
+"""The admission chain: mutating plugins, then validating plugins, on every write.
+
+Plugins are functions of an :class:`AdmissionRequest`. A mutating plugin may change
+``request.obj``; a validating plugin must not, and rejects a request by raising an
+:class:`~core.meta.errors.APIError` (usually :func:`deny`, a 403 as in Kubernetes).
+Functions may be plain or ``async``.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.meta import errors
+
+if TYPE_CHECKING:
+    from core.registry.strategy import RequestContext
+    from core.runtime.scheme import ResourceType
+
+
+class Operation(str, enum.Enum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+@dataclass(slots=True)
+class AdmissionRequest:
+    operation: Operation
+    resource: ResourceType
+    subresource: str
+    namespace: str
+    name: str
+    obj: Any  # the internal object being written (None for DELETE)
+    old: Any  # the stored internal object (None for CREATE)
+    ctx: RequestContext
+
+    @property
+    def dry_run(self) -> bool:
+        return self.ctx.dry_run
+
+
+AdmissionFunc = Callable[[AdmissionRequest], Awaitable[None] | None]
+
+
+def deny(request: AdmissionRequest, why: str) -> errors.APIError:
+    """The 403 Forbidden an admission plugin raises to reject a request."""
+    rt = request.resource
+    return errors.forbidden_error(rt.plural, rt.group, request.name, why)
+
+
+class AdmissionChain:
+    """Ordered admission plugins; registration order is execution order within each phase."""
+
+    def __init__(self) -> None:
+        self.mutating: list[tuple[str, AdmissionFunc]] = []
+        self.validating: list[tuple[str, AdmissionFunc]] = []
+
+    def add_mutating(self, name: str, func: AdmissionFunc) -> None:
+        self.mutating.append((name, func))
+
+    def add_validating(self, name: str, func: AdmissionFunc) -> None:
+        self.validating.append((name, func))
+
+    async def mutate(self, request: AdmissionRequest) -> None:
+        await _run(self.mutating, request)
+
+    async def validate(self, request: AdmissionRequest) -> None:
+        await _run(self.validating, request)
+
+
+async def _run(plugins: list[tuple[str, AdmissionFunc]], request: AdmissionRequest) -> None:
+    for _, func in plugins:
+        result = func(request)
+        if inspect.isawaitable(result):
+            await result

@@ -1,0 +1,528 @@
+"""The generic registry Store: one resource's create/get/list/update/delete/watch.
+
+This is k8s.io/apiserver's ``registry.Store``: everything every kind shares lives here (system
+metadata, generateName, optimistic concurrency, dry run, preconditions, finalizers, selectors,
+pagination, watch semantics) and the kind's own rules come from its
+:class:`~core.registry.strategy.Strategy`. Objects cross this layer's boundary as internal
+objects on the way in and as wire dicts in the storage version on the way out; the HTTP layer
+converts those to the version a client asked for.
+
+Stored values are the storage version's JSON without ``metadata.resourceVersion``: the revision
+of the write is the resourceVersion, filled in on every read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from core.meta import clock, errors
+from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
+from core.meta.validation import validate_object_meta, validate_object_meta_update
+from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
+from core.registry.options import PROPAGATION_POLICIES, DeleteOptions, ListOptions, WatchOptions
+from core.registry.strategy import RequestContext, Strategy
+from core.runtime.scheme import ResourceType
+from core.storage import interface as st
+
+Updater = Callable[[Any], Awaitable[Any]]
+GENERATE_NAME_ATTEMPTS = 8
+BASE_FIELDS = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
+
+
+@dataclass(slots=True)
+class ListPage:
+    items: list[dict[str, Any]]
+    resource_version: str
+    continue_: str = ""
+    remaining_item_count: int | None = None
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED, BOOKMARK
+    obj: dict[str, Any]  # storage-version wire object (for BOOKMARK: only metadata.resourceVersion)
+
+
+class _FinishDeletion(Exception):
+    """Raised inside an update when the last finalizer of a deleting object goes: delete instead."""
+
+    def __init__(self, kv: st.KeyValue) -> None:
+        self.kv = kv
+
+
+def stored_object(kv: st.KeyValue) -> dict[str, Any]:
+    """The wire object of a stored value, with its resourceVersion."""
+    obj = orjson.loads(kv.value)
+    obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+    return obj
+
+
+def _storage_bytes(wire: dict[str, Any]) -> bytes:
+    wire["metadata"].pop("resourceVersion", None)
+    return orjson.dumps(wire)
+
+
+class Store:
+    """Create, read, update, delete and watch one resource (or one of its subresources)."""
+
+    def __init__(
+        self,
+        resource: ResourceType,
+        strategy: Strategy,
+        storage: st.Storage,
+        admission: AdmissionChain,
+        *,
+        subresource: str = "",
+    ) -> None:
+        self.resource = resource
+        self.strategy = strategy
+        self.storage = storage
+        self.admission = admission
+        self.subresource = subresource
+        self.prefix = f"/registry/{resource.group or 'core'}/{resource.plural}/"
+        self.field_paths = {**BASE_FIELDS, **strategy.selectable_fields}
+
+    # -- keys and errors --------------------------------------------------------------------
+    def key(self, namespace: str, name: str) -> str:
+        return f"{self.prefix}{namespace}/{name}" if self.resource.namespaced else self.prefix + name
+
+    def _list_prefix(self, namespace: str) -> str:
+        return f"{self.prefix}{namespace}/" if self.resource.namespaced and namespace else self.prefix
+
+    def _not_found(self, name: str) -> errors.APIError:
+        return errors.not_found(self.resource.plural, self.resource.group, name)
+
+    def _conflict(self, name: str, why: str = errors.OBJECT_MODIFIED) -> errors.APIError:
+        return errors.conflict(self.resource.plural, self.resource.group, name, why)
+
+    def _invalid(self, name: str, problems: list[errors.FieldError]) -> errors.APIError:
+        return errors.invalid_object(self.resource.kind, self.resource.group, name, problems)
+
+    # -- reads ------------------------------------------------------------------------------
+    async def get(self, ctx: RequestContext, name: str) -> dict[str, Any]:
+        kv = await self.storage.get(self.key(ctx.namespace, name))
+        if kv is None:
+            raise self._not_found(name)
+        return stored_object(kv)
+
+    async def get_internal(self, namespace: str, name: str) -> Any | None:
+        """The internal object, or None: for admission plugins and other stores."""
+        kv = await self.storage.get(self.key(namespace, name))
+        if kv is None:
+            return None
+        return self.resource.internalize(stored_object(kv), self.resource.storage_version)
+
+    def matches(self, obj: dict[str, Any], labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> bool:
+        if labels is not None and not labels.matches(obj["metadata"].get("labels")):
+            return False
+        if fields is not None and not fields.matches(field_values(obj, self.field_paths)):
+            return False
+        return True
+
+    def check_field_selector(self, fields: FieldSelectorExpr | None) -> None:
+        if fields is not None:
+            fields.validate(set(self.field_paths), self.resource.kind)
+
+    async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage:
+        self.check_field_selector(opts.field_selector)
+        revision, start_after = await self._list_start(ctx, opts)
+        name = exact_name(opts.field_selector) if opts.field_selector else None
+        if name is not None and (ctx.namespace or not self.resource.namespaced):
+            return await self._list_one(ctx, opts, name, revision)
+        prefix = self._list_prefix(ctx.namespace)
+        filtered = opts.label_selector is not None or opts.field_selector is not None
+        items: list[dict[str, Any]] = []
+        while True:
+            want = opts.limit - len(items) if opts.limit else 0
+            try:
+                page = await self.storage.list(prefix, revision=revision, limit=want, start_after=start_after)
+            except st.CompactedError:
+                raise errors.expired(_CONTINUE_EXPIRED if opts.continue_ else _too_old(revision, 0)) from None
+            except st.FutureRevisionError as err:
+                raise _too_large(err.requested, err.current) from None
+            revision = page.revision
+            for kv in page.items:
+                obj = stored_object(kv)
+                if not filtered or self.matches(obj, opts.label_selector, opts.field_selector):
+                    items.append(obj)
+            if page.items:
+                start_after = page.items[-1].key
+            if not page.more or not opts.limit or len(items) >= opts.limit:
+                break
+        token = _encode_continue(revision, start_after[len(prefix):]) if opts.limit and page.more else ""
+        return ListPage(items, str(revision), token)
+
+    async def _list_one(self, ctx: RequestContext, opts: ListOptions, name: str, revision: int) -> ListPage:
+        """``fieldSelector=metadata.name=X`` in a namespace: one key read, not a scan."""
+        if revision:
+            page = await self.storage.list(self.key(ctx.namespace, name), revision=revision, limit=1)
+            kv = page.items[0] if page.items and page.items[0].key == self.key(ctx.namespace, name) else None
+        else:
+            kv = await self.storage.get(self.key(ctx.namespace, name))
+            revision = await self.storage.current_revision()
+        items = []
+        if kv is not None:
+            obj = stored_object(kv)
+            if self.matches(obj, opts.label_selector, opts.field_selector):
+                items.append(obj)
+        return ListPage(items, str(revision))
+
+    async def _list_start(self, ctx: RequestContext, opts: ListOptions) -> tuple[int, str]:
+        """The snapshot revision (0: latest) and the key to continue after, from the options."""
+        problems = []
+        if opts.resource_version_match and not opts.resource_version:
+            problems.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+        if opts.continue_ and opts.resource_version and opts.resource_version != "0":
+            problems.append(errors.forbidden("resourceVersion", "specifying resource version is not allowed when using continue"))
+        if opts.resource_version_match not in ("", "Exact", "NotOlderThan"):
+            problems.append(errors.not_supported("resourceVersionMatch", opts.resource_version_match, ["Exact", "NotOlderThan"]))
+        if opts.resource_version_match == "Exact" and opts.resource_version == "0":
+            problems.append(errors.forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+        if problems:
+            raise errors.invalid_object("ListOptions", "meta.k8s.io", "", problems)
+        if opts.continue_:
+            return _decode_continue(opts.continue_, self._list_prefix(ctx.namespace))
+        revision = _parse_rv(opts.resource_version) if opts.resource_version else 0
+        if opts.resource_version_match == "Exact":
+            return revision, ""
+        if revision:  # NotOlderThan: the latest state is never older, unless the RV is from the future
+            current = await self.storage.current_revision()
+            if revision > current:
+                raise _too_large(revision, current)
+        return 0, ""
+
+    # -- writes -----------------------------------------------------------------------------
+    async def create(self, ctx: RequestContext, obj: Any) -> dict[str, Any]:
+        meta = obj.metadata
+        self._check_namespace(ctx, obj)
+        if meta.resource_version:
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        meta.uid = str(uuid.uuid4())
+        meta.creation_timestamp = clock.now()
+        meta.deletion_timestamp = meta.deletion_grace_period_seconds = meta.self_link = None
+        await self.admission.mutate(self._admission(Operation.CREATE, ctx, obj, None))
+        generated = not meta.name and bool(meta.generate_name)
+        for _ in range(GENERATE_NAME_ATTEMPTS if generated else 1):
+            if generated:
+                meta.name = self.strategy.generate_name(meta.generate_name)
+            wire = await self._prepare_create(ctx, obj)
+            key = self.key(meta.namespace or "", meta.name)
+            if ctx.dry_run:
+                if await self.storage.get(key) is None:
+                    return wire
+                continue
+            try:
+                kv = await self.storage.create(key, _storage_bytes(wire))
+            except st.KeyExistsError:
+                continue
+            wire["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            return wire
+        error = errors.already_exists(self.resource.plural, self.resource.group, meta.name)
+        if generated:  # NewGenerateNameConflict
+            error.message += ", the server was not able to generate a unique name for the object"
+            error.details["retryAfterSeconds"] = 1
+        raise error
+
+    async def _prepare_create(self, ctx: RequestContext, obj: Any) -> dict[str, Any]:
+        """``rest.BeforeCreate`` and validating admission; returns the storage-version wire form."""
+        meta = obj.metadata
+        self.strategy.prepare_for_create(ctx, obj)
+        problems = self.strategy.validate(ctx, obj) + validate_object_meta(
+            meta, namespaced=self.resource.namespaced, name_validator=self.strategy.name_validator
+        )
+        if problems:
+            raise self._invalid(meta.name or meta.generate_name or "", problems)
+        ctx.warnings += self.strategy.warnings_on_create(ctx, obj)
+        self.strategy.canonicalize(obj)
+        await self.admission.validate(self._admission(Operation.CREATE, ctx, obj, None))
+        return self.resource.encode(obj, self.resource.storage_version)
+
+    async def update(
+        self, ctx: RequestContext, name: str, updater: Updater, *, force_allow_create: bool = False
+    ) -> tuple[dict[str, Any], bool]:
+        """Apply ``updater`` (old internal object -> new one) with compare-and-swap, retried on
+        conflicts that the request itself did not pin. Returns the stored object and whether it
+        was created."""
+        key = self.key(ctx.namespace, name)
+        while True:  # a retry only follows another writer's success, so this ends
+            kv = await self.storage.get(key)
+            if kv is None:
+                if not (self.strategy.allow_create_on_update or force_allow_create) or self.subresource:
+                    raise self._not_found(name)
+                obj = await updater(None)
+                self._check_name(obj, name)
+                obj.metadata.resource_version = None
+                try:
+                    return await self.create(ctx, obj), True
+                except errors.APIError as err:
+                    if err.reason == errors.StatusReason.ALREADY_EXISTS:
+                        continue  # lost a race with another creator: update what it made
+                    raise
+            try:
+                result = await self._update_existing(ctx, name, kv, updater)
+            except _FinishDeletion as done:
+                result = await self._finish_deletion(ctx, done.kv)
+            if result is not None:
+                return result, False
+
+    async def _update_existing(
+        self, ctx: RequestContext, name: str, kv: st.KeyValue, updater: Updater
+    ) -> dict[str, Any] | None:
+        """One attempt; None when another writer won the race and the caller should retry."""
+        rt = self.resource
+        old_wire = stored_object(kv)
+        old = rt.internalize(old_wire, rt.storage_version)
+        obj = await updater(rt.internalize(old_wire, rt.storage_version))
+        self._check_name(obj, name)
+        self._check_namespace(ctx, obj)
+        meta, old_meta = obj.metadata, old.metadata
+        pinned = bool(meta.resource_version)
+        if not pinned and not self.strategy.allow_unconditional_update:
+            raise self._invalid(name, [errors.required("metadata.resourceVersion", "must be specified for an update")])
+        if pinned and meta.resource_version != old_meta.resource_version:
+            raise self._conflict(name)
+        if meta.uid and meta.uid != old_meta.uid:
+            raise self._conflict(name, f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {old_meta.uid}")
+        meta.uid = old_meta.uid
+        meta.resource_version = old_meta.resource_version
+        meta.generation = old_meta.generation
+        meta.creation_timestamp = old_meta.creation_timestamp
+        meta.deletion_timestamp = old_meta.deletion_timestamp
+        meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds
+        meta.self_link = None
+        await self.admission.mutate(self._admission(Operation.UPDATE, ctx, obj, old))
+        self.strategy.prepare_for_update(ctx, obj, old)
+        problems = validate_object_meta_update(meta, old_meta) + self.strategy.validate_update(ctx, obj, old)
+        if problems:
+            raise self._invalid(name, problems)
+        ctx.warnings += self.strategy.warnings_on_update(ctx, obj, old)
+        self.strategy.canonicalize(obj)
+        await self.admission.validate(self._admission(Operation.UPDATE, ctx, obj, old))
+        wire = rt.encode(obj, rt.storage_version)
+        value = _storage_bytes(wire)
+        if value == kv.value:  # a no-op keeps the resourceVersion
+            return old_wire
+        if old_meta.deletion_timestamp and not meta.finalizers and not self.strategy.prepare_for_delete(ctx, obj):
+            raise _FinishDeletion(kv)
+        if ctx.dry_run:
+            wire["metadata"]["resourceVersion"] = old_meta.resource_version
+            return wire
+        try:
+            new_kv = await self.storage.update(kv.key, value, expected_revision=kv.mod_revision)
+        except (st.ConflictError, st.KeyNotFoundError):
+            return None  # the retry re-runs the updater on the fresh object; a pinned RV then conflicts
+        wire["metadata"]["resourceVersion"] = str(new_kv.mod_revision)
+        return wire
+
+    async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[dict[str, Any], bool]:
+        """Delete, or start deleting when finalizers must run first. Returns the object and
+        whether it is gone."""
+        if opts.propagation_policy and opts.propagation_policy not in PROPAGATION_POLICIES:
+            raise errors.invalid_object(
+                "DeleteOptions", "meta.k8s.io", "",
+                [errors.not_supported("propagationPolicy", opts.propagation_policy, list(PROPAGATION_POLICIES))],
+            )
+        key = self.key(ctx.namespace, name)
+        while True:  # a retry only follows another writer's success, so this ends
+            kv = await self.storage.get(key)
+            if kv is None:
+                raise self._not_found(name)
+            wire = stored_object(kv)
+            obj = self.resource.internalize(wire, self.resource.storage_version)
+            self._check_preconditions(name, obj, opts)
+            await self.admission.validate(self._admission(Operation.DELETE, ctx, None, obj))
+            meta = obj.metadata
+            keep = self.strategy.prepare_for_delete(ctx, obj) or bool(meta.finalizers)
+            if not keep:
+                result = await self._finish_deletion(ctx, kv)
+                if result is not None:
+                    return result, True
+                continue
+            if meta.deletion_timestamp is None:
+                meta.deletion_timestamp = clock.now()
+                meta.deletion_grace_period_seconds = 0
+                meta.generation = (meta.generation or 0) + 1
+            marked = self.resource.encode(obj, self.resource.storage_version)
+            value = _storage_bytes(marked)
+            if value == kv.value or ctx.dry_run:
+                marked["metadata"]["resourceVersion"] = str(kv.mod_revision)
+                return marked, False
+            try:
+                new_kv = await self.storage.update(key, value, expected_revision=kv.mod_revision)
+            except (st.ConflictError, st.KeyNotFoundError):
+                continue
+            marked["metadata"]["resourceVersion"] = str(new_kv.mod_revision)
+            return marked, False
+
+    async def _finish_deletion(self, ctx: RequestContext, kv: st.KeyValue) -> dict[str, Any] | None:
+        """Remove the key if it is still at ``kv``'s revision; None when it changed meanwhile."""
+        if ctx.dry_run:
+            return stored_object(kv)
+        try:
+            gone = await self.storage.delete(kv.key, expected_revision=kv.mod_revision)
+        except (st.ConflictError, st.KeyNotFoundError):
+            return None
+        return stored_object(gone)
+
+    async def delete_collection(
+        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
+    ) -> list[dict[str, Any]]:
+        """Delete every match, one by one (not atomic, as in Kubernetes)."""
+        page = await self.list(ctx, list_opts)
+        deleted = []
+        for item in page.items:
+            meta = item["metadata"]
+            item_ctx = dataclasses.replace(ctx, namespace=meta.get("namespace", ""), name=meta["name"])
+            try:
+                obj, _ = await self.delete(item_ctx, meta["name"], opts)
+            except errors.APIError as err:
+                if err.code == 404:
+                    continue
+                raise
+            deleted.append(obj)
+        return deleted
+
+    def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
+        meta = obj.metadata
+        if opts.precondition_uid and opts.precondition_uid != meta.uid:
+            raise self._conflict(name, f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.uid}")
+        if opts.precondition_resource_version and opts.precondition_resource_version != meta.resource_version:
+            raise self._conflict(
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {opts.precondition_resource_version}, "
+                f"ResourceVersion in object meta: {meta.resource_version}",
+            )
+
+    def _check_name(self, obj: Any, name: str) -> None:
+        if obj.metadata.name != name:
+            raise errors.bad_request("the name of the object (%s) does not match the name on the URL (%s)" % (obj.metadata.name, name))
+
+    def _check_namespace(self, ctx: RequestContext, obj: Any) -> None:
+        meta = obj.metadata
+        if not self.resource.namespaced:
+            meta.namespace = None
+            return
+        if meta.namespace and meta.namespace != ctx.namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        meta.namespace = ctx.namespace
+
+    def _admission(self, op: Operation, ctx: RequestContext, obj: Any, old: Any) -> AdmissionRequest:
+        name = (obj or old).metadata.name or ""
+        return AdmissionRequest(op, self.resource, self.subresource, ctx.namespace, name, obj, old, ctx)
+
+    # -- watch ------------------------------------------------------------------------------
+    async def watch(self, ctx: RequestContext, opts: WatchOptions) -> AsyncIterator[WatchEvent]:
+        """Events after ``resourceVersion``; with "" or "0", the current objects first as ADDED.
+
+        Raises a 410 APIError before the first event when the version is compacted.
+        """
+        self.check_field_selector(opts.field_selector)
+        labels, fields = opts.label_selector, opts.field_selector
+        prefix = self._list_prefix(ctx.namespace)
+        name = exact_name(fields) if fields else None
+        if name is not None and (ctx.namespace or not self.resource.namespaced):
+            prefix = self.key(ctx.namespace, name)
+        initial: list[dict[str, Any]] = []
+        if opts.resource_version in ("", "0"):
+            page = await self.storage.list(prefix)
+            initial = [o for o in map(stored_object, page.items) if self.matches(o, labels, fields)]
+            since = page.revision
+        else:
+            since = _parse_rv(opts.resource_version)
+        return self._events(prefix, since, initial, labels, fields)
+
+    async def _events(
+        self,
+        prefix: str,
+        since: int,
+        initial: list[dict[str, Any]],
+        labels: LabelSelectorExpr | None,
+        fields: FieldSelectorExpr | None,
+    ) -> AsyncIterator[WatchEvent]:
+        for obj in initial:
+            yield WatchEvent("ADDED", obj)
+        exact_key = not prefix.endswith("/")
+        stream = self.storage.watch(prefix, from_revision=since)
+        try:
+            async for event in stream:
+                if exact_key and event.kv.key != prefix:
+                    continue
+                out = self._filter(event, labels, fields)
+                if out is not None:
+                    yield out
+        except st.CompactedError as err:
+            raise errors.expired(_too_old(since, err.compacted)) from None
+        finally:
+            await stream.aclose()
+
+    def _filter(self, event: st.WatchEvent, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
+        """Selectors turn MODIFIED into ADDED/DELETED when an object enters or leaves the set."""
+        obj = stored_object(event.kv)
+        if labels is None and fields is None:
+            return WatchEvent(event.type.value, obj)
+        now = self.matches(obj, labels, fields)
+        if event.type == st.EventType.ADDED:
+            return WatchEvent("ADDED", obj) if now else None
+        if event.type == st.EventType.DELETED:
+            return WatchEvent("DELETED", obj) if now else None
+        before = event.prev_value is not None and self.matches(orjson.loads(event.prev_value), labels, fields)
+        if now:
+            return WatchEvent("MODIFIED" if before else "ADDED", obj)
+        if before:
+            old = orjson.loads(event.prev_value)
+            old["metadata"]["resourceVersion"] = str(event.revision)
+            return WatchEvent("DELETED", old)
+        return None
+
+
+def _parse_rv(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise errors.bad_request(f'invalid resource version "{text}"')
+    return value
+
+
+def _too_old(requested: int, compacted: int) -> str:
+    return f"too old resource version: {requested} ({compacted + 1})"
+
+
+def _too_large(requested: int, current: int) -> errors.APIError:
+    return errors.APIError(
+        504,
+        errors.StatusReason.TIMEOUT,
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
+    )
+
+
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter."
+)
+
+
+def _encode_continue(revision: int, start_after: str) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_after})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str, prefix: str) -> tuple[int, str]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        revision, start = int(data["rv"]), str(data["start"])
+    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+    if revision <= 0 or ".." in start.split("/"):
+        raise errors.bad_request("continue key is not valid: the resource version is invalid")
+    return revision, prefix + start

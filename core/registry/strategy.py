@@ -1,0 +1,84 @@
+"""The strategy protocol: the small per-resource class that gives a kind its behaviour.
+
+The generic :class:`~core.registry.store.Store` owns everything common to all kinds (system
+metadata, resourceVersion, concurrency, finalizers, dry run); a strategy says only what differs,
+through the hooks of k8s.io/apiserver's ``RESTCreateStrategy``/``RESTUpdateStrategy``. Every hook
+has a sensible default, so a minimal strategy is a subclass with nothing in it.
+
+Strategies work on internal objects (dataclasses with a ``metadata`` ObjectMeta).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.meta.errors import FieldError
+from core.meta.validation import is_dns1123_subdomain
+
+# k8s' name generator alphabet: no vowels (no accidental words), no confusable characters.
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """What a strategy may know about the request beyond the object (``genericapirequest``)."""
+
+    group: str = ""
+    version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    dry_run: bool = False
+    field_manager: str = ""
+    user: str = "system:anonymous"
+    warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
+
+
+class Strategy:
+    """Defaults for every hook; override what your kind needs."""
+
+    #: PUT of a missing object creates it.
+    allow_create_on_update: bool = False
+    #: PUT without metadata.resourceVersion overwrites (True) or is refused with 422 (False).
+    allow_unconditional_update: bool = True
+    #: Field selector labels beyond metadata.name/metadata.namespace, mapped to the JSON path
+    #: (in the storage version) they read, e.g. ``{"status.phase": "status.phase"}``.
+    selectable_fields: Mapping[str, str] = {}
+    #: Validates metadata.name; returns problem descriptions (k8s ``ValidateNameFunc``).
+    name_validator: Callable[[str], list[str]] = staticmethod(is_dns1123_subdomain)
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
+        """Normalise a new object before validation (e.g. clear status, set generation 1)."""
+
+    def validate(self, ctx: RequestContext, obj: Any) -> list[FieldError]:
+        """Field errors of a new object; ObjectMeta is validated by the Store. Must not mutate."""
+        return []
+
+    def warnings_on_create(self, ctx: RequestContext, obj: Any) -> list[str]:
+        return []
+
+    def canonicalize(self, obj: Any) -> None:
+        """Last normalisation before the object is stored."""
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Any, old: Any) -> None:
+        """Normalise an update (e.g. keep old status, bump generation when the spec changed)."""
+
+    def validate_update(self, ctx: RequestContext, obj: Any, old: Any) -> list[FieldError]:
+        """Field errors of an update, e.g. immutable fields. Must not mutate."""
+        return []
+
+    def warnings_on_update(self, ctx: RequestContext, obj: Any, old: Any) -> list[str]:
+        return []
+
+    def prepare_for_delete(self, ctx: RequestContext, obj: Any) -> bool:
+        """Called as deletion starts; return True to keep the object (marked as deleting) until
+        something else finishes it, as namespaces do. Finalizers keep it regardless."""
+        return False
+
+    def generate_name(self, base: str) -> str:
+        """A name for ``metadata.generateName``: the prefix plus five random characters."""
+        return base + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))

@@ -1,0 +1,111 @@
+"""Field types for versioned schemas, strict the way Go's JSON decoder is strict.
+
+marshmallow's stock Integer accepts ``"3"`` and its Boolean accepts ``"yes"``; a Kubernetes server
+refuses both, and so do these. Every field accepts ``null`` as "not set", like Go's decoder.
+Use them through ``from core.runtime import fields`` in plugin schemas.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from marshmallow import fields
+from marshmallow.fields import Dict, List, Nested, Raw
+
+__all__ = [
+    "Bool",
+    "Dict",
+    "Float",
+    "Int",
+    "IntOrString",
+    "List",
+    "Nested",
+    "Quantity",
+    "Raw",
+    "Str",
+    "StrMap",
+    "Time",
+]
+
+
+class Str(fields.String):
+    """A JSON string (numbers are refused, not stringified)."""
+
+
+class Int(fields.Integer):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool):  # bool is an int subclass in Python, never in JSON
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
+class Float(fields.Float):
+    def _validated(self, value: Any) -> float:
+        if isinstance(value, (bool, str)):
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
+class Bool(fields.Field):
+    default_error_messages = {"invalid": "Not a valid boolean."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class IntOrString(fields.Field):
+    """``intstr.IntOrString``: a JSON number or a string such as ``"25%"``."""
+
+    default_error_messages = {"invalid": "Not a valid integer or string."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int | str:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.make_error("invalid")
+        return value
+
+
+_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
+
+
+class Quantity(fields.Field):
+    """``resource.Quantity``: a number or a string like ``500m`` / ``1Gi``; stored as written."""
+
+    default_error_messages = {
+        "invalid": "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | int | float:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        if isinstance(value, (int, float)):
+            return value
+        if not isinstance(value, str) or not _QUANTITY.match(value):
+            raise self.make_error("invalid")
+        return value
+
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+class Time(fields.Field):
+    """``metav1.Time``: an RFC 3339 timestamp kept as the string it is."""
+
+    default_error_messages = {"invalid": "Not a valid RFC 3339 time."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if not isinstance(value, str) or not _RFC3339.match(value):
+            raise self.make_error("invalid")
+        return value
+
+
+def StrMap(**kwargs: Any) -> fields.Dict:
+    """``map[string]string``, e.g. labels and annotations."""
+    return fields.Dict(keys=Str(), values=Str(), **kwargs)
+

@@ -1,0 +1,272 @@
+"""The Scheme: which kinds exist, in which versions, and how their forms convert.
+
+A :class:`ResourceType` is one kind of one group (Deployment in apps) with its internal class,
+one schema per served version, the storage version and the resource names discovery shows.
+The Scheme changes while the server runs (custom groups come and go), so readers look things up
+per request and may key caches on :attr:`Scheme.generation`.
+
+Conversion always goes through the internal form, as in Kubernetes::
+
+    wire (version A) -> Python names -> [A.to_internal] -> internal -> [B.from_internal] -> wire (B)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.meta import errors
+from core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
+from core.runtime.objects import build, field_names, unbuild
+from core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, unknown_fields, wire_to_python
+
+Converter = Callable[[dict[str, Any]], dict[str, Any]]
+Defaulter = Callable[[dict[str, Any]], None]
+
+STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
+_TYPE_META = frozenset({"apiVersion", "kind"})
+
+
+@dataclass(slots=True)
+class Version:
+    """One served version of a kind: its schema and what differs from the internal form."""
+
+    name: str
+    schema: Schema
+    shape: Shape
+    defaulters: list[Defaulter] = field(default_factory=list)
+    to_internal: Converter | None = None  # reshape this version's data into the internal shape
+    from_internal: Converter | None = None  # and back
+
+
+@dataclass(slots=True)
+class ResourceType:
+    group: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    internal: type
+    versions: dict[str, Version]
+    storage_version: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    plugin: str = ""  # the plugin that registered it, for `kplane plugins` and errors
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    def gvk(self, version: str) -> GroupVersionKind:
+        return GroupVersionKind(self.group, version, self.kind)
+
+    # -- conversion ------------------------------------------------------------------------
+    def decode(self, wire: dict[str, Any], version: str, field_validation: str = STRICT) -> tuple[Any, list[str]]:
+        """Validated internal object from a client's body; returns it with warnings to send.
+
+        Raises 400 BadRequest for unknown fields (Strict) and for wrong types.
+        """
+        v = self.versions[version]
+        warnings: list[str] = []
+        if field_validation != IGNORE:
+            unknown = unknown_fields(v.shape, wire, skip=_TYPE_META)
+            if unknown and field_validation == STRICT:
+                listed = ", ".join(f'unknown field "{p}"' for p in unknown)
+                raise self._cannot_handle(version, f"strict decoding error: {listed}")
+            warnings = [f'unknown field "{p}"' for p in unknown]
+        data, problems = load(v.schema, wire)
+        if problems:
+            raise self._cannot_handle(version, "; ".join(map(str, problems)), problems)
+        for default in v.defaulters:
+            default(data)
+        if v.to_internal is not None:
+            data = v.to_internal(data)
+        return build(self.internal, data), warnings
+
+    def encode(self, obj: Any, version: str) -> dict[str, Any]:
+        """Wire form of an internal object in ``version``."""
+        v = self.versions[version]
+        data = unbuild(obj)
+        if v.from_internal is not None:
+            data = v.from_internal(data)
+        return self._typed(version, python_to_wire(v.shape, data))
+
+    def convert(self, wire: dict[str, Any], from_version: str, to_version: str) -> dict[str, Any]:
+        """Wire form in ``to_version`` of a wire object in ``from_version`` (the read path)."""
+        if from_version == to_version:
+            return wire
+        source, target = self.versions[from_version], self.versions[to_version]
+        data = wire_to_python(source.shape, wire)
+        if source.to_internal is not None:
+            data = source.to_internal(data)
+        if target.from_internal is not None:
+            data = target.from_internal(data)
+        return self._typed(to_version, python_to_wire(target.shape, data))
+
+    def internalize(self, wire: dict[str, Any], version: str) -> Any:
+        """Internal object from stored, already valid wire data (no validation, no defaulting)."""
+        v = self.versions[version]
+        data = wire_to_python(v.shape, wire)
+        if v.to_internal is not None:
+            data = v.to_internal(data)
+        return build(self.internal, data)
+
+    def _typed(self, version: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": GroupVersion(self.group, version).api_version, "kind": self.kind, **body}
+
+    def _cannot_handle(self, version: str, why: str, causes: list[errors.FieldError] | None = None) -> errors.APIError:
+        return errors.bad_request(
+            f'{self.kind} in version "{version}" cannot be handled as a {self.kind}: {why}', causes
+        )
+
+
+class Scheme:
+    """Every kind the server knows, indexed for the lookups routing and clients need."""
+
+    def __init__(self) -> None:
+        self._types: dict[tuple[str, str], ResourceType] = {}  # (group, plural)
+        self._priority: dict[str, list[str]] = {}  # group -> versions, preferred first
+        self.generation = 0  # bumped on every change, for caches of derived documents
+
+    # -- registration (plugins call these from their hooks) ---------------------------------
+    def add_kind(
+        self,
+        *,
+        group: str,
+        kind: str,
+        plural: str,
+        internal: type,
+        versions: dict[str, type[Schema] | Schema],
+        storage_version: str,
+        namespaced: bool = True,
+        singular: str = "",
+        short_names: tuple[str, ...] | list[str] = (),
+        categories: tuple[str, ...] | list[str] = (),
+        plugin: str = "",
+    ) -> ResourceType:
+        """Register a kind with its internal dataclass and one schema per served version."""
+        if (group, plural) in self._types:
+            other = self._types[(group, plural)]
+            raise ValueError(f"{plural}.{group or 'core'} is already registered by plugin {other.plugin!r}")
+        if storage_version not in versions:
+            raise ValueError(f"{kind}: storage version {storage_version!r} is not one of the served versions")
+        if not dataclasses.is_dataclass(internal):
+            raise TypeError(f"{kind}: the internal type must be a dataclass, got {internal!r}")
+        rt = ResourceType(
+            group=group,
+            kind=kind,
+            plural=plural,
+            singular=singular or kind.lower(),
+            namespaced=namespaced,
+            internal=internal,
+            versions={
+                name: Version(name, s() if isinstance(s, type) else s, shape_of(s)) for name, s in versions.items()
+            },
+            storage_version=storage_version,
+            short_names=tuple(short_names),
+            categories=tuple(categories),
+            plugin=plugin,
+        )
+        self._types[(group, plural)] = rt
+        self.changed()
+        return rt
+
+    def add_conversion(
+        self,
+        group: str,
+        version: str,
+        kind: str,
+        *,
+        to_internal: Converter | None = None,
+        from_internal: Converter | None = None,
+    ) -> None:
+        """Hand-written conversion for a version whose shape differs from the internal one.
+
+        Both functions take and return Python-named dicts: ``to_internal`` reshapes this
+        version's data into the internal shape, ``from_internal`` does the reverse.
+        """
+        v = self._version(group, version, kind)
+        v.to_internal, v.from_internal = to_internal, from_internal
+        self.changed()
+
+    def add_defaulter(self, group: str, version: str, kind: str, defaulter: Defaulter) -> None:
+        """Defaulting for one version: called with the decoded (Python-named) data, in place."""
+        self._version(group, version, kind).defaulters.append(defaulter)
+
+    def set_version_priority(self, group: str, versions: list[str]) -> None:
+        """Versions of ``group`` in preference order; the first is the preferred version."""
+        self._priority[group] = list(versions)
+        self.changed()
+
+    def remove_group(self, group: str) -> None:
+        for key in [k for k in self._types if k[0] == group]:
+            del self._types[key]
+        self._priority.pop(group, None)
+        self.changed()
+
+    def check(self) -> list[str]:
+        """Problems a plugin author must fix: versions that cannot convert automatically."""
+        problems = []
+        for rt in self._types.values():
+            for v in rt.versions.values():
+                if v.to_internal is None:
+                    problems += _shape_mismatches(v.shape, rt.internal, f"{rt.gvk(v.name).api_version} {rt.kind}")
+        return problems
+
+    # -- lookups ---------------------------------------------------------------------------
+    def get(self, group: str, plural: str) -> ResourceType | None:
+        return self._types.get((group, plural))
+
+    def resource(self, group: str, version: str, plural: str) -> ResourceType | None:
+        rt = self._types.get((group, plural))
+        return rt if rt is not None and version in rt.versions else None
+
+    def by_kind(self, group: str, kind: str) -> ResourceType | None:
+        for rt in self._types.values():
+            if rt.group == group and rt.kind == kind:
+                return rt
+        return None
+
+    def types(self) -> list[ResourceType]:
+        return list(self._types.values())
+
+    def groups(self) -> dict[str, list[str]]:
+        """Each group with its served versions, preferred first."""
+        served: dict[str, set[str]] = {}
+        for rt in self._types.values():
+            served.setdefault(rt.group, set()).update(rt.versions)
+        ordered = {}
+        for group, versions in sorted(served.items()):
+            preferred = [v for v in self._priority.get(group, []) if v in versions]
+            rest = sorted(versions - set(preferred), key=version_priority_key)
+            ordered[group] = preferred + rest
+        return ordered
+
+    def resources_in(self, group: str, version: str) -> list[ResourceType]:
+        return sorted(
+            (rt for rt in self._types.values() if rt.group == group and version in rt.versions),
+            key=lambda rt: rt.plural,
+        )
+
+    def _version(self, group: str, version: str, kind: str) -> Version:
+        rt = self.by_kind(group, kind)
+        if rt is None or version not in rt.versions:
+            raise KeyError(f"{GroupVersionKind(group, version, kind)} is not registered")
+        return rt.versions[version]
+
+    def changed(self) -> None:
+        """Note a change that derived documents (discovery, OpenAPI) must reflect."""
+        self.generation += 1
+
+
+def _shape_mismatches(shape: Shape, internal: type, where: str) -> list[str]:
+    names = field_names(internal)
+    problems = []
+    for attr, fs in shape.by_attr.items():
+        if attr not in names:
+            problems.append(f"{where}: field {fs.key!r} has no internal counterpart {internal.__name__}.{attr}")
+        elif fs.child is not None and names[attr] is not None:
+            problems += _shape_mismatches(fs.child, names[attr], where)
+    return problems

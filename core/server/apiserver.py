@@ -1,0 +1,97 @@
+"""Assemble and run the API server: storage, plugins, registry, HTTP."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from aiohttp import web
+
+from core.plugins import PluginManager
+from core.registry.admission import AdmissionChain
+from core.registry.registry import Registry
+from core.runtime.scheme import Scheme
+from core.server.app import READY, build_app
+from core.storage.factory import open_storage
+from core.storage.interface import Storage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServerConfig:
+    data_dir: Path = Path(".kplane")
+    storage_url: str = ""  # default: sqlite in data_dir
+    address: str = "127.0.0.1"
+    port: int = 6443
+    disabled_plugins: frozenset[str] = frozenset()
+    write_kubeconfig: bool = True
+    extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
+
+    @property
+    def storage(self) -> str:
+        return self.storage_url or f"sqlite:///{(self.data_dir / 'state.db').resolve()}"
+
+
+class APIServer:
+    """One running server. ``await start()``, then ``await stop()``."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.scheme = Scheme()
+        self.admission = AdmissionChain()
+        self.plugins = PluginManager()
+        self.storage: Storage | None = None
+        self.registry: Registry | None = None
+        self.runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.plugins.load_entry_points(cfg.disabled_plugins)
+        for name, module in cfg.extra_plugins:
+            self.plugins.register(module, name)
+        self.storage = await open_storage(cfg.storage)
+        self.registry = Registry(self.scheme, self.storage, self.admission)
+        await self.plugins.setup(self.scheme, self.registry, self.admission)
+        app = build_app(self.scheme, self.registry)
+        self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
+        await site.start()
+        host, port = self.runner.addresses[0][:2]
+        self.url = f"http://{host}:{port}"
+        await self.plugins.post_start(self.registry)
+        if cfg.write_kubeconfig:
+            write_kubeconfig(self.kubeconfig_path, self.url)
+        app[READY]["ready"] = True
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.config.data_dir / "kubeconfig"
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+        if self.storage is not None:
+            await self.storage.close()
+
+
+def write_kubeconfig(path: Path, server: str) -> None:
+    """A kubeconfig pointing at this server (plain HTTP on loopback, no credentials yet)."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kplane", "cluster": {"server": server}}],
+        "users": [{"name": "kplane-admin", "user": {}}],
+        "contexts": [{"name": "kplane", "context": {"cluster": "kplane", "user": "kplane-admin", "namespace": "default"}}],
+        "current-context": "kplane",
+        "preferences": {},
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
+    os.replace(tmp, path)

@@ -1,0 +1,83 @@
+"""The aiohttp application: routes, error handling, health and version endpoints."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from core.meta import errors
+from core.registry.registry import Registry
+from core.runtime.scheme import Scheme
+from core.server import negotiation
+from core.server.discovery import Discovery
+from core.server.handlers import ResourceEndpoints
+
+log = logging.getLogger(__name__)
+
+VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-kplane",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-11-29T00:00:00Z",
+    "goVersion": "python",
+    "compiler": "cpython",
+    "platform": "linux/amd64",
+}
+
+READY = web.AppKey("ready", dict)
+
+
+@web.middleware
+async def status_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every failure leaves as a metav1.Status; an unexpected exception is a logged 500."""
+    try:
+        return await handler(request)
+    except errors.APIError as err:
+        return negotiation.status_response(request, err)
+    except web.HTTPNotFound:
+        return negotiation.status_response(
+            request, errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource")
+        )
+    except web.HTTPException:
+        raise
+    except Exception as err:
+        log.exception("unhandled error in %s %s", request.method, request.path)
+        return negotiation.status_response(request, errors.internal_error(repr(err)))
+
+
+def build_app(scheme: Scheme, registry: Registry) -> web.Application:
+    app = web.Application(middlewares=[status_errors], client_max_size=negotiation.MAX_BODY + 1)
+    app[READY] = {"ready": False}
+    discovery = Discovery(scheme, registry)
+    endpoints = ResourceEndpoints(scheme, registry)
+
+    async def version(request: web.Request) -> web.Response:
+        return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(request: web.Request) -> web.Response:
+        if not app[READY]["ready"]:
+            return web.Response(status=503, text="[-]storage not ready\nreadyz check failed")
+        return web.Response(text="ok")
+
+    app.router.add_get("/version", version)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/livez", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/api", discovery.core_root)
+    app.router.add_get("/api/", discovery.core_root)
+    app.router.add_get("/apis", discovery.groups_root)
+    app.router.add_get("/apis/", discovery.groups_root)
+    app.router.add_get("/api/{version}", discovery.resource_list)
+    app.router.add_get("/apis/{group}", discovery.group)
+    app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
+    app.router.add_route("*", "/api/{version}/{rest:.+}", endpoints.handle)
+    app.router.add_route("*", "/apis/{group}/{version}/{rest:.+}", endpoints.handle)
+    return app

@@ -1,0 +1,266 @@
+"""Resource endpoints: one generic handler per verb, for every resource of every plugin.
+
+A request is routed here by URL shape (see :mod:`core.server.requestinfo`), looked up in the
+scheme and registry *per request* (groups come and go while the server runs), decoded with the
+version's schema, handed to the resource's Store, and answered in the version it was asked in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from core.meta import errors
+from core.registry.registry import Registry
+from core.registry.store import Store, WatchEvent
+from core.registry.strategy import RequestContext
+from core.runtime.gvk import GroupVersion
+from core.runtime.scheme import ResourceType, Scheme
+from core.server import negotiation, params, patch
+from core.server.requestinfo import RequestInfo, parse_resource_path
+
+DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
+BOOKMARK_INTERVAL = 60.0
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
+
+
+class ResourceEndpoints:
+    def __init__(self, scheme: Scheme, registry: Registry) -> None:
+        self.scheme = scheme
+        self.registry = registry
+        self.bookmark_interval = BOOKMARK_INTERVAL
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        info = parse_resource_path(request.path)
+        if info is None:
+            raise _not_found()
+        rt = self.scheme.resource(info.group, info.version, info.resource)
+        if rt is None or (info.namespaced_path and not rt.namespaced):
+            raise _not_found()
+        store = self.registry.store(info.group, info.resource, info.subresource)
+        if store is None:
+            raise _not_found()
+        method = request.method
+        if info.name:
+            verbs = {"GET": self.get, "PUT": self.update, "PATCH": self.patch, "DELETE": self.delete}
+        elif info.subresource:
+            raise _not_found()
+        else:
+            verbs = {"GET": self.list_or_watch, "POST": self.create, "DELETE": self.delete_collection}
+        handler = verbs.get(method)
+        if handler is None or (info.subresource and method == "DELETE"):
+            raise errors.method_not_allowed(method, f"{rt.plural}{'/' + info.subresource if info.subresource else ''}")
+        if method == "POST" and rt.namespaced and not info.namespace:
+            raise errors.method_not_allowed(method, rt.plural)
+        return await handler(request, info, rt, store)
+
+    # -- reads ------------------------------------------------------------------------------
+    async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        wire = await store.get(_context(request, info), info.name)
+        return negotiation.respond(request, 200, _to_version(rt, wire, info.version))
+
+    async def list_or_watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
+        if params.flag(request.query, "watch"):
+            return await self.watch(request, info, rt, store)
+        page = await store.list(_context(request, info), params.list_options(request.query))
+        return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
+
+    async def watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
+        opts = params.watch_options(request.query)
+        timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
+        events = await store.watch(_context(request, info), opts)
+        response = web.StreamResponse(headers={"Content-Type": negotiation.JSON, "Cache-Control": "no-cache"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
+        bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
+        try:
+            async for event in _paced(events, timeout, bookmark_every):
+                if event is None:  # idle: tell the client how far it is up to date
+                    if not last_rv:
+                        continue
+                    event = WatchEvent("BOOKMARK", {"kind": rt.kind, "apiVersion": GroupVersion(rt.group, info.version).api_version, "metadata": {"resourceVersion": last_rv}})
+                    obj = event.obj
+                else:
+                    last_rv = event.obj["metadata"]["resourceVersion"]
+                    obj = _to_version(rt, event.obj, info.version)
+                await response.write(orjson.dumps({"type": event.type, "object": obj}) + b"\n")
+        except errors.APIError as err:
+            await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+    # -- writes -----------------------------------------------------------------------------
+    async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        body = await _decode_object(request, rt, info.version)
+        ctx = _context(request, info)
+        obj, warnings = rt.decode(body, info.version, params.field_validation(request.query))
+        wire = await store.create(ctx, obj)
+        return negotiation.respond(request, 201, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+
+    async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        body = await _decode_object(request, rt, info.version)
+        validation = params.field_validation(request.query)
+        ctx = _context(request, info)
+        warnings: list[str] = []
+
+        async def updater(old: Any) -> Any:
+            obj, found = rt.decode(body, info.version, validation)
+            warnings[:] = found
+            return obj
+
+        wire, created = await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 201 if created else 200, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+
+    async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        content_type = negotiation.media_type(request.headers.get("Content-Type"))
+        if content_type not in PATCH_TYPES:
+            raise errors.unsupported_media_type(content_type, PATCH_TYPES)
+        document = negotiation.decode(await negotiation.read_body(request), content_type)
+        validation = params.field_validation(request.query)
+        ctx = _context(request, info)
+        warnings: list[str] = []
+
+        async def updater(old: Any) -> Any:
+            current = rt.encode(old, info.version)
+            try:
+                patched = (patch.apply_json_patch if content_type == JSON_PATCH else patch.apply_merge_patch)(current, document)
+            except patch.PatchError as err:
+                raise err.api_error() from None
+            _check_type_meta(patched, rt, info.version)
+            obj, found = rt.decode(patched, info.version, validation)
+            warnings[:] = found
+            return obj
+
+        wire, _ = await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 200, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+
+    async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.delete_options(request.query, await _optional_body(request))
+        wire, gone = await store.delete(_context(request, info), info.name, opts)
+        if not gone:
+            return negotiation.respond(request, 202, _to_version(rt, wire, info.version))
+        return negotiation.respond(request, 200, _success(rt, wire))
+
+    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.delete_options(request.query, await _optional_body(request))
+        deleted = await store.delete_collection(_context(request, info), params.list_options(request.query), opts)
+        return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
+
+
+def _context(request: web.Request, info: RequestInfo) -> RequestContext:
+    return RequestContext(
+        group=info.group,
+        version=info.version,
+        resource=info.resource,
+        subresource=info.subresource,
+        namespace=info.namespace,
+        name=info.name,
+        dry_run=params.dry_run(request.query),
+        field_manager=request.query.get("fieldManager", ""),
+    )
+
+
+def _not_found() -> errors.APIError:
+    return errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource", {})
+
+
+def _to_version(rt: ResourceType, wire: dict[str, Any], version: str) -> dict[str, Any]:
+    return rt.convert(wire, rt.storage_version, version)
+
+
+def _list_body(rt: ResourceType, version: str, items: list[dict[str, Any]], rv: str, token: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
+    if token:
+        meta["continue"] = token
+    return {
+        "kind": rt.list_kind,
+        "apiVersion": GroupVersion(rt.group, version).api_version,
+        "metadata": meta,
+        "items": [_to_version(rt, item, version) for item in items],
+    }
+
+
+def _success(rt: ResourceType, wire: dict[str, Any]) -> dict[str, Any]:
+    meta = wire["metadata"]
+    details = {"name": meta["name"], "kind": rt.plural, "uid": meta.get("uid", "")}
+    if rt.group:
+        details["group"] = rt.group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> dict[str, Any]:
+    content_type = negotiation.media_type(request.headers.get("Content-Type"))
+    body = negotiation.decode(await negotiation.read_body(request), content_type)
+    _check_type_meta(body, rt, version)
+    return body
+
+
+def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
+    """A body must be an object of this kind and version; missing apiVersion/kind default to the URL's."""
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the body of the request must be a {rt.kind} object, not {type(body).__name__ if body is not None else 'null'}")
+    expected = GroupVersion(rt.group, version).api_version
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if api_version and api_version != expected:
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({expected})")
+    if kind and kind != rt.kind:
+        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
+    if not isinstance(body.get("metadata", {}), dict):
+        raise errors.bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: metadata must be an object')
+
+
+async def _optional_body(request: web.Request) -> Any:
+    raw = await negotiation.read_body(request)
+    if not raw.strip():
+        return None
+    return negotiation.decode(raw, negotiation.media_type(request.headers.get("Content-Type")))
+
+
+async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[WatchEvent | None]:
+    """Events until ``timeout`` seconds pass, with None whenever ``idle`` seconds go by quietly.
+
+    A pump task reads the store's stream, so waiting with a deadline never cancels the stream
+    itself mid-read.
+    """
+    queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(maxsize=1024)
+
+    async def pump() -> None:
+        try:
+            async for event in events:
+                await queue.put(event)
+            await queue.put(None)
+        except errors.APIError as err:
+            await queue.put(err)
+        finally:
+            with contextlib.suppress(Exception):
+                await events.aclose()  # type: ignore[attr-defined]
+
+    task = asyncio.create_task(pump())
+    deadline = time.monotonic() + timeout
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                item = await asyncio.wait_for(queue.get(), min(left, idle) if idle else left)
+            except TimeoutError:
+                if idle and deadline - time.monotonic() > 0:
+                    yield None
+                continue
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

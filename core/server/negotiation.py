@@ -1,0 +1,90 @@
+"""Content negotiation: reading request bodies and writing responses in the format asked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from core.meta import errors
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
+JSON = "application/json"
+YAML = "application/yaml"
+_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "application/apply-patch+yaml")
+_JSON_TYPES = (
+    "application/json",
+    "application/merge-patch+json",
+    "application/json-patch+json",
+    "application/strategic-merge-patch+json",
+)
+
+
+def media_type(header: str | None) -> str:
+    """``application/json`` from ``application/json; charset=utf-8``; "" when absent."""
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request body, refused with 413 past :data:`MAX_BODY` without reading it all."""
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise errors.too_large(MAX_BODY)
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise errors.too_large(MAX_BODY)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def decode(body: bytes, content_type: str) -> Any:
+    """Parse a JSON or YAML body; a missing Content-Type means JSON, as kube-apiserver assumes."""
+    if not body.strip():
+        raise errors.bad_request("the request body is empty")
+    if content_type in _YAML_TYPES:
+        try:
+            return yaml.safe_load(body)
+        except yaml.YAMLError as err:
+            raise errors.bad_request(f"error converting YAML to JSON: {_one_line(str(err))}") from None
+    if content_type and content_type not in _JSON_TYPES:
+        raise errors.unsupported_media_type(content_type, [JSON, YAML])
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        raise errors.bad_request(f"the request body is not valid JSON: {err}") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def wants_yaml(request: web.Request) -> bool:
+    """YAML only when the client prefers it to JSON; JSON is everyone's fallback."""
+    accept = request.headers.get("Accept", "")
+    for part in accept.split(","):
+        kind = media_type(part)
+        if kind in (YAML, "application/x-yaml"):
+            return True
+        if kind in (JSON, "*/*", "application/*"):
+            return False
+    return False
+
+
+def respond(request: web.Request, status: int, body: Any, warnings: list[str] | None = None) -> web.Response:
+    """A response with ``body`` as JSON (or YAML when asked) and Warning headers."""
+    if wants_yaml(request):
+        response = web.Response(
+            status=status, body=yaml.safe_dump(body, sort_keys=False).encode(), content_type=YAML
+        )
+    else:
+        response = web.Response(status=status, body=orjson.dumps(body), content_type=JSON)
+    for text in warnings or ():
+        response.headers.add("Warning", '299 - "%s"' % text.replace('"', '\\"'))
+    return response
+
+
+def status_response(request: web.Request, error: errors.APIError) -> web.Response:
+    return respond(request, error.code, error.status())

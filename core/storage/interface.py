@@ -1,0 +1,184 @@
+"""The storage contract every backend fulfils (etcd v3 semantics).
+
+Values are opaque bytes. Revisions are one global, strictly increasing integer shared by every key
+of a backend: each successful write gets the next revision, and a key's ``mod_revision`` is the
+revision of its last write. ``resourceVersion`` on the wire is that integer in decimal.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+
+class StorageError(Exception):
+    """Base class of every error a backend raises on purpose."""
+
+
+class KeyExistsError(StorageError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key exists: {key}")
+        self.key = key
+
+
+class KeyNotFoundError(StorageError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key not found: {key}")
+        self.key = key
+
+
+class ConflictError(StorageError):
+    """A compare-and-swap lost: the key's mod revision is not the one the caller expected."""
+
+    def __init__(self, key: str, expected: int, actual: int) -> None:
+        super().__init__(f"conflict on {key}: expected mod revision {expected}, found {actual}")
+        self.key, self.expected, self.actual = key, expected, actual
+
+
+class CompactedError(StorageError):
+    """The requested revision is older than the oldest one still retained (HTTP 410 Gone)."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"revision {requested} is compacted (oldest retained is {compacted + 1})")
+        self.requested, self.compacted = requested, compacted
+
+
+class FutureRevisionError(StorageError):
+    """The requested revision has not been written yet."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"revision {requested} is newer than the current revision {current}")
+        self.requested, self.current = requested, current
+
+
+class UnavailableError(StorageError):
+    """The backend cannot be reached right now (HTTP 503/504); the request may be retried."""
+
+
+class WatcherOverflowError(StorageError):
+    """A watcher fell further behind the writes than its buffer holds and was terminated.
+
+    Events after the last one it delivered were dropped, so the client must relist (or watch again
+    from the last revision it saw) instead of the backend buffering without bound.
+    """
+
+    def __init__(self, prefix: str, capacity: int) -> None:
+        super().__init__(f"watch on {prefix!r} fell more than {capacity} events behind")
+        self.prefix, self.capacity = prefix, capacity
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    key: str
+    value: bytes
+    create_revision: int
+    mod_revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    items: list[KeyValue]
+    revision: int  # the snapshot revision the list was read at
+    more: bool  # True when ``limit`` cut the list short
+
+
+class EventType(str, enum.Enum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: EventType
+    kv: KeyValue  # for DELETED: the last value, with mod_revision = the deletion's revision
+    prev_value: bytes | None = None  # value before this event (MODIFIED/DELETED)
+
+    @property
+    def revision(self) -> int:
+        return self.kv.mod_revision
+
+
+class Storage(abc.ABC):
+    """Async key-value store with a global revision, compare-and-swap and ordered watch."""
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> KeyValue | None:
+        """The current value of ``key``, or None."""
+
+    @abc.abstractmethod
+    async def list(
+        self, prefix: str, *, revision: int = 0, limit: int = 0, start_after: str = ""
+    ) -> ListResult:
+        """Keys under ``prefix`` in key order as of ``revision`` (0: the latest).
+
+        ``start_after`` resumes a paginated list after that key; ``limit`` 0 means no limit.
+        Raises CompactedError for a compacted revision, FutureRevisionError for one not yet written.
+        """
+
+    @abc.abstractmethod
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        """Store a new key; KeyExistsError if it is present."""
+
+    @abc.abstractmethod
+    async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
+        """Replace ``key`` if its mod revision is ``expected_revision``.
+
+        KeyNotFoundError if absent, ConflictError if the mod revision differs.
+        """
+
+    @abc.abstractmethod
+    async def delete(self, key: str, *, expected_revision: int = 0) -> KeyValue:
+        """Remove ``key`` (only at ``expected_revision`` when non-zero) and return its last value
+        with ``mod_revision`` set to the deletion's revision."""
+
+    @abc.abstractmethod
+    def watch(self, prefix: str, *, from_revision: int) -> AsyncIterator[WatchEvent]:
+        """Every change under ``prefix`` with a revision greater than ``from_revision``, in order,
+        exactly once, then live changes until the iterator is closed.
+
+        Raises CompactedError (when iterated) if events after ``from_revision`` were compacted, and
+        WatcherOverflowError if the consumer falls too far behind the writes.
+        """
+
+    @abc.abstractmethod
+    async def current_revision(self) -> int:
+        """The revision of the last write (0 on an empty store)."""
+
+    @abc.abstractmethod
+    async def compact(self, revision: int) -> None:
+        """Forget history at and before ``revision``; current values are always kept."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stop background work and release resources."""
+
+
+async def guaranteed_update(
+    storage: Storage,
+    key: str,
+    update: Callable[[KeyValue], Awaitable[bytes | None]],
+    *,
+    max_attempts: int = 16,
+) -> tuple[KeyValue, bool]:
+    """Read-modify-write with compare-and-swap, retried while another writer wins.
+
+    ``update`` receives the current value and returns the new bytes, or None to leave the key as
+    it is. Returns ``(kv, written)``; an unchanged value is not written, so its revision stays.
+    KeyNotFoundError propagates when the key is absent.
+    """
+    conflict = ConflictError(key, -1, -1)
+    for _ in range(max_attempts):
+        current = await storage.get(key)
+        if current is None:
+            raise KeyNotFoundError(key)
+        new_value = await update(current)
+        if new_value is None or new_value == current.value:
+            return current, False
+        try:
+            return await storage.update(key, new_value, expected_revision=current.mod_revision), True
+        except ConflictError as lost:
+            conflict = lost
+    raise conflict  # the last lost race, so the caller sees the real revisions

@@ -1,0 +1,801 @@
+"""Embedded SQLite storage: etcd v3 semantics in one file, with a kine-style schema.
+
+``log`` is the append-only history, one row per write; its ``revision`` is an INTEGER PRIMARY KEY
+AUTOINCREMENT, so revision numbers are never reused even after the newest rows are compacted away.
+``current`` mirrors the latest value of every live key so latest reads never touch history, and
+``meta`` holds compaction state. One writer thread owns the only write connection and
+group-commits: every op queued while the previous commit was fsyncing rides the next transaction
+and shares its fsync, each op checking its own precondition so a lost compare-and-swap fails alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import fcntl
+import logging
+import os
+import queue
+import sqlite3
+import threading
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from core.storage.interface import (
+    CompactedError,
+    ConflictError,
+    EventType,
+    FutureRevisionError,
+    KeyExistsError,
+    KeyNotFoundError,
+    KeyValue,
+    ListResult,
+    Storage,
+    StorageError,
+    WatcherOverflowError,
+    WatchEvent,
+)
+
+_log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS log (
+    revision INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    create_revision INTEGER NOT NULL,
+    prev_revision INTEGER NOT NULL,  -- the row this one supersedes; 0 for a create
+    deleted INTEGER NOT NULL,        -- 1 for a tombstone, whose value is the key's last value
+    value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS log_key_revision ON log (key, revision);
+CREATE TABLE IF NOT EXISTS current (
+    key TEXT PRIMARY KEY,
+    value BLOB NOT NULL,
+    create_revision INTEGER NOT NULL,
+    mod_revision INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+
+# Reads that the event-loop thread runs itself: a thread hop costs ~100-130 µs, more than a
+# single-key get (~10 µs) or a page of up to ~100 values (~0.2 ms at 2.5 KB each). Bigger and
+# unbounded lists cost milliseconds (10,000 values: ~70 ms), so they run on reader threads,
+# where sqlite3 releases the GIL while it steps, instead of stalling every other request.
+_INLINE_LIST_LIMIT = 100
+_READER_THREADS = 2
+_HISTORY_PAGE = 256  # watch replay reads the log in pages so a long history is never all in memory
+_COMPACT_CHUNK = 1000  # revisions per compaction transaction, so writes interleave with it
+
+_GET = "SELECT value, create_revision, mod_revision FROM current WHERE key = ?"
+_INSERT_LOG = (
+    "INSERT INTO log (revision, key, create_revision, prev_revision, deleted, value)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _prefix_end(prefix: str) -> str | None:
+    """The smallest string above every string that starts with ``prefix`` (None: unbounded).
+
+    SQLite compares TEXT as UTF-8 bytes, which orders like code points, so bumping the last code
+    point gives an exclusive upper bound an index range scan can use (unlike LIKE).
+    """
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            following = 0xE000 if last + 1 == 0xD800 else last + 1  # surrogates are not encodable
+            return prefix[:-1] + chr(following)
+        prefix = prefix[:-1]
+    return None
+
+
+def _key_range(prefix: str, start_after: str) -> tuple[str, tuple[str, ...]]:
+    """SQL condition on ``key`` (for a table aliased ``t``) and its parameters."""
+    if start_after >= prefix:
+        condition, params = "t.key > ?", (start_after,)
+    else:
+        condition, params = "t.key >= ?", (prefix,)
+    end = _prefix_end(prefix)
+    if end is not None:
+        condition, params = condition + " AND t.key < ?", params + (end,)
+    return condition, params
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; every multi-statement unit is explicit.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def _connect_reader(path: str) -> sqlite3.Connection:
+    conn = _connect(path)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def _current_revision(conn: sqlite3.Connection) -> int:
+    """The last revision handed out, from the AUTOINCREMENT counter: it survives compaction of
+    the newest rows, unlike MAX(revision)."""
+    rows = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'log'").fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def _meta(conn: sqlite3.Connection, name: str) -> int:
+    rows = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def _read_list(
+    conn: sqlite3.Connection, prefix: str, revision: int, limit: int, start_after: str
+) -> ListResult:
+    """One list, read inside a single read transaction so the revision and rows agree."""
+    conn.execute("BEGIN")
+    try:
+        current = _current_revision(conn)
+        if revision > current:
+            raise FutureRevisionError(revision, current)
+        compacted = _meta(conn, "compact_revision")
+        if revision and revision <= compacted:
+            raise CompactedError(revision, compacted)
+        at = revision or current
+        condition, params = _key_range(prefix, start_after)
+        row_limit = limit + 1 if limit > 0 else -1  # one extra row tells whether there is more
+        if at == current:
+            rows = conn.execute(
+                "SELECT t.key, t.value, t.create_revision, t.mod_revision FROM current AS t"
+                f" WHERE {condition} ORDER BY t.key LIMIT ?",
+                (*params, row_limit),
+            ).fetchall()
+        else:
+            # The state at ``at``: per key, the newest row at or before it, unless a tombstone.
+            rows = conn.execute(
+                "SELECT t.key, t.value, t.create_revision, t.revision FROM log AS t"
+                f" WHERE {condition} AND t.revision <= ? AND t.deleted = 0 AND NOT EXISTS ("
+                "  SELECT 1 FROM log AS n"
+                "  WHERE n.key = t.key AND n.revision > t.revision AND n.revision <= ?)"
+                " ORDER BY t.key LIMIT ?",
+                (*params, at, at, row_limit),
+            ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    more = 0 < limit < len(rows)
+    items = [KeyValue(*row) for row in (rows[:limit] if more else rows)]
+    return ListResult(items=items, revision=at, more=more)
+
+
+def _read_history(
+    conn: sqlite3.Connection, prefix: str, after: int, until: int | None
+) -> tuple[list[WatchEvent], int]:
+    """Up to one page of events under ``prefix`` in (after, until], and the ``until`` used.
+
+    ``until`` None pins it to the current revision, read in the same transaction.
+    """
+    conn.execute("BEGIN")
+    try:
+        compacted = _meta(conn, "compact_revision")
+        if after < compacted:
+            raise CompactedError(after, compacted)
+        if until is None:
+            until = _current_revision(conn)
+        condition, params = _key_range(prefix, "")
+        rows = conn.execute(
+            "SELECT t.revision, t.key, t.create_revision, t.prev_revision, t.deleted, t.value,"
+            " p.value FROM log AS t LEFT JOIN log AS p ON p.revision = t.prev_revision"
+            f" WHERE t.revision > ? AND t.revision <= ? AND {condition}"
+            " ORDER BY t.revision LIMIT ?",
+            (after, until, *params, _HISTORY_PAGE),
+        ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    events = []
+    for revision, key, created, prev, deleted, value, prev_value in rows:
+        kv = KeyValue(key, value, created, revision)
+        if deleted:
+            events.append(WatchEvent(EventType.DELETED, kv, value))
+        elif prev:
+            events.append(WatchEvent(EventType.MODIFIED, kv, prev_value))
+        else:
+            events.append(WatchEvent(EventType.ADDED, kv))
+    return events, until
+
+
+@dataclass(slots=True)
+class _Write:
+    kind: Literal["create", "update", "delete"]
+    key: str
+    value: bytes
+    expected: int  # the mod revision the key must have; 0 = any (delete only)
+    future: asyncio.Future[KeyValue]
+
+
+@dataclass(slots=True)
+class _Compact:
+    revision: int
+    future: asyncio.Future[None]
+
+
+@dataclass(slots=True)
+class _Compaction:
+    """A compaction in progress: its target and everyone waiting for it."""
+
+    target: int
+    futures: list[asyncio.Future[None]] = field(default_factory=list)
+
+
+_Outcome = tuple[asyncio.Future[KeyValue], KeyValue | StorageError]
+
+
+class _Writer:
+    """Owns the write connection; on its own thread, group-commits queued writes."""
+
+    def __init__(
+        self,
+        path: str,
+        loop: asyncio.AbstractEventLoop,
+        publish: Callable[[list[WatchEvent]], None],
+        max_batch: int,
+    ) -> None:
+        self._path = path
+        self._loop = loop
+        self._publish = publish
+        self._max_batch = max_batch
+        self._queue: queue.SimpleQueue[_Write | _Compact | None] = queue.SimpleQueue()  # None: stop
+        # Held while checking ``_accepting`` and enqueueing, so nothing is queued after the stop
+        # marker or after a crash drained the queue, where no one would ever answer it.
+        self._gate = threading.Lock()
+        self._accepting = True
+        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, name=f"sqlite-writer {path}", daemon=True)
+        self._conn: sqlite3.Connection | None = None
+        self._revision = 0  # the last revision committed
+        self._compact_progress = 0  # history at or before it is compacted (meta, cached)
+        self._compaction: _Compaction | None = None
+
+    async def start(self) -> None:
+        """Open the database on the writer thread; raises whatever opening raised."""
+        self._thread.start()
+        await asyncio.wrap_future(self._ready)
+
+    async def stop(self) -> None:
+        """Commit everything queued so far, then end the thread."""
+        with self._gate:
+            if self._accepting:
+                self._accepting = False
+                self._queue.put(None)
+        await asyncio.wrap_future(self._stopped)
+
+    def submit(self, item: _Write | _Compact) -> None:
+        with self._gate:
+            if not self._accepting:
+                raise StorageError(f"storage {self._path} is closed")
+            self._queue.put(item)
+
+    def _run(self) -> None:
+        try:
+            self._conn = _connect(self._path)
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+            if mode != "wal":
+                raise StorageError(f"cannot use WAL journal mode on {self._path} (got {mode})")
+            # FULL: the WAL is fsynced at every commit, so an acknowledged write survives a crash.
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.executescript(_SCHEMA)
+            self._revision = _current_revision(self._conn)
+            self._compact_progress = _meta(self._conn, "compact_progress")
+        except BaseException as exc:
+            if self._conn is not None:
+                self._conn.close()
+            self._stopped.set_result(None)
+            self._ready.set_exception(exc)
+            return
+        self._ready.set_result(None)
+        try:
+            self._serve()
+        except BaseException:
+            _log.exception("sqlite writer for %s crashed", self._path)
+            self._fail_pending(StorageError(f"storage writer for {self._path} crashed"))
+        finally:
+            self._conn.close()
+            # Set from this thread: the loop learns of it through call_soon_threadsafe, after
+            # every result queued above, so stop() returns only once all callers are answered.
+            self._stopped.set_result(None)
+
+    def _serve(self) -> None:
+        stopping = False
+        while not stopping:
+            writes: list[_Write] = []
+            for item in self._take(block=self._compaction is None):
+                if item is None:
+                    stopping = True
+                elif isinstance(item, _Write):
+                    writes.append(item)
+                elif self._compaction is None:
+                    self._compaction = _Compaction(item.revision, [item.future])
+                else:
+                    self._compaction.target = max(self._compaction.target, item.revision)
+                    self._compaction.futures.append(item.future)
+            if writes:
+                self._commit(writes)
+            # One compaction chunk per turn: writes queued meanwhile go first on the next turn.
+            if self._compaction is not None and not stopping:
+                self._compact_chunk(self._compaction)
+        self._fail_pending(StorageError(f"storage {self._path} closed during compaction"))
+
+    def _take(self, *, block: bool) -> list[_Write | _Compact | None]:
+        """Whatever is queued, up to one batch; waits for the first item when ``block``."""
+        try:
+            items = [self._queue.get(block=block)]
+        except queue.Empty:
+            return []
+        while len(items) < self._max_batch:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _commit(self, writes: list[_Write]) -> None:
+        """Apply a batch in one transaction (one fsync) and answer every caller."""
+        assert self._conn is not None
+        outcomes: list[_Outcome] = []
+        events: list[WatchEvent] = []
+        revision = self._revision
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            for write in writes:
+                outcome = self._apply(write, revision + 1)
+                if isinstance(outcome, WatchEvent):
+                    revision += 1
+                    events.append(outcome)
+                    outcomes.append((write.future, outcome.kv))
+                else:
+                    outcomes.append((write.future, outcome))
+            self._conn.execute("COMMIT")
+        except Exception as exc:
+            _log.exception("write transaction on %s failed", self._path)
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            self._call_loop(self._resolve, [(w.future, _failure(exc)) for w in writes], [])
+            self._revision = _current_revision(self._conn)
+            return
+        self._revision = revision
+        self._call_loop(self._resolve, outcomes, events)
+
+    def _apply(self, write: _Write, revision: int) -> WatchEvent | StorageError:
+        """One write inside the batch transaction, or the error its precondition raised."""
+        assert self._conn is not None
+        conn, key = self._conn, write.key
+        row = conn.execute(_GET, (key,)).fetchone()
+        if write.kind == "create":
+            if row is not None:
+                return KeyExistsError(key)
+            conn.execute(_INSERT_LOG, (revision, key, revision, 0, 0, write.value))
+            conn.execute(
+                "INSERT INTO current (key, value, create_revision, mod_revision)"
+                " VALUES (?, ?, ?, ?)",
+                (key, write.value, revision, revision),
+            )
+            return WatchEvent(EventType.ADDED, KeyValue(key, write.value, revision, revision))
+        if row is None:
+            return KeyNotFoundError(key)
+        old_value, created, modified = row
+        if (write.expected or write.kind == "update") and write.expected != modified:
+            return ConflictError(key, write.expected, modified)
+        if write.kind == "update":
+            conn.execute(_INSERT_LOG, (revision, key, created, modified, 0, write.value))
+            conn.execute(
+                "UPDATE current SET value = ?, mod_revision = ? WHERE key = ?",
+                (write.value, revision, key),
+            )
+            kv = KeyValue(key, write.value, created, revision)
+            return WatchEvent(EventType.MODIFIED, kv, old_value)
+        conn.execute(_INSERT_LOG, (revision, key, created, modified, 1, old_value))
+        conn.execute("DELETE FROM current WHERE key = ?", (key,))
+        return WatchEvent(EventType.DELETED, KeyValue(key, old_value, created, revision), old_value)
+
+    def _compact_chunk(self, compaction: _Compaction) -> None:
+        """Compact the next chunk of revisions in its own transaction.
+
+        Each row written in (progress, target] supersedes its ``prev_revision`` row, which is
+        deleted, and tombstones in that range go too. So a compaction only walks the revisions
+        written since the last one, and the newest row of a live key is never removed. The
+        compact revision is recorded in the first chunk's transaction, before anything it hides
+        is deleted, so readers get CompactedError rather than a partial history.
+        """
+        assert self._conn is not None
+        low = self._compact_progress
+        high = min(compaction.target, low + _COMPACT_CHUNK)
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(
+                "DELETE FROM log WHERE revision IN (SELECT prev_revision FROM log"
+                " WHERE revision > ? AND revision <= ? AND prev_revision > 0)",
+                (low, high),
+            )
+            self._conn.execute(
+                "DELETE FROM log WHERE revision > ? AND revision <= ? AND deleted = 1", (low, high)
+            )
+            self._conn.executemany(
+                "INSERT INTO meta (name, value) VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                [("compact_revision", compaction.target), ("compact_progress", high)],
+            )
+            self._conn.execute("COMMIT")
+        except Exception as exc:
+            _log.exception("compaction of %s failed", self._path)
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            self._compaction = None
+            self._call_loop(self._resolve, [(f, _failure(exc)) for f in compaction.futures], [])
+            return
+        self._compact_progress = max(self._compact_progress, high)
+        if high >= compaction.target:
+            self._compaction = None
+            self._call_loop(self._resolve, [(f, None) for f in compaction.futures], [])
+
+    def _fail_pending(self, error: StorageError) -> None:
+        """Answer everything still waiting (queued ops, a running compaction) with ``error``."""
+        with self._gate:
+            self._accepting = False
+            outcomes: list[tuple[asyncio.Future[Any], StorageError]] = []
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    outcomes.append((item.future, error))
+        if self._compaction is not None:
+            outcomes += [(future, error) for future in self._compaction.futures]
+            self._compaction = None
+        if outcomes:
+            self._call_loop(self._resolve, outcomes, [])
+
+    def _resolve(
+        self,
+        outcomes: Iterable[tuple[asyncio.Future[_T], _T | StorageError]],
+        events: list[WatchEvent],
+    ) -> None:
+        """On the loop: publish first, so a caller that awaited a write finds watchers fed."""
+        if events:
+            self._publish(events)
+        for future, outcome in outcomes:
+            if future.done():  # the caller was cancelled; the write stands, as in etcd
+                continue
+            if isinstance(outcome, StorageError):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    def _call_loop(self, callback: Callable[..., None], *args: object) -> None:
+        try:
+            self._loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the loop is closed: nobody is left to answer
+            _log.warning("event loop closed; dropped results of %s", callback)
+
+
+def _failure(exc: Exception) -> StorageError:
+    """A fresh error per waiter (sharing one instance would tangle their tracebacks)."""
+    error = StorageError(f"write transaction failed: {exc!r}")
+    error.__cause__ = exc
+    return error
+
+
+class _Watch(AsyncIterator[WatchEvent]):
+    """One watcher: replays history from the log, then yields buffered live events.
+
+    It is registered before history is read, so every event committed after the history
+    snapshot is buffered; events are skipped by revision once yielded, so none repeats. The
+    storage only holds it weakly: dropping the iterator (e.g. ``break`` out of ``async for``)
+    unregisters it, as does ``aclose()``.
+    """
+
+    def __init__(
+        self, storage: SQLiteStorage, prefix: str, after: int, capacity: int, replay: bool
+    ) -> None:
+        self._storage = storage
+        self._prefix = prefix
+        self._last = after  # revision of the last event yielded, or the starting point
+        self._capacity = capacity
+        self._replaying = replay
+        self._until: int | None = None  # the snapshot revision the replay reads up to
+        self._history: deque[WatchEvent] = deque()
+        self._live: deque[WatchEvent] = deque()
+        self._wakeup: asyncio.Future[None] | None = None
+        self._error: StorageError | None = None
+        self._done = False
+
+    def __aiter__(self) -> _Watch:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        while True:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            if self._done:
+                raise StopAsyncIteration
+            if self._history:
+                event = self._history.popleft()
+                self._last = event.revision
+                return event
+            if self._replaying:
+                await self._replay_page()
+                continue
+            if self._live:
+                event = self._live.popleft()
+                if event.revision > self._last:
+                    self._last = event.revision
+                    return event
+                continue
+            self._wakeup = asyncio.get_running_loop().create_future()
+            try:
+                await self._wakeup
+            finally:
+                self._wakeup = None
+
+    async def aclose(self) -> None:
+        self.end(None)
+
+    def offer(self, events: list[WatchEvent]) -> None:
+        """Buffer committed events (on the loop, in revision order); overflow ends the watch."""
+        if self._done:
+            return
+        added = False
+        for event in events:
+            if event.revision > self._last and event.kv.key.startswith(self._prefix):
+                if len(self._live) >= self._capacity:
+                    self.end(WatcherOverflowError(self._prefix, self._capacity))
+                    return
+                self._live.append(event)
+                added = True
+        if added:
+            self._wake()
+
+    def end(self, error: StorageError | None) -> None:
+        """Stop the watch, dropping buffered events; ``error`` is raised to the consumer once."""
+        if self._done:
+            return
+        self._done, self._error = True, error
+        self._history.clear()
+        self._live.clear()
+        self._storage._watchers.discard(self)
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
+
+    async def _replay_page(self) -> None:
+        try:
+            events, self._until = await self._storage._read_in_thread(
+                _read_history, self._prefix, self._last, self._until
+            )
+        except StorageError as exc:
+            self.end(exc)
+            return
+        except (sqlite3.ProgrammingError, RuntimeError):
+            if self._done:  # the storage closed under the read
+                return
+            raise
+        if self._done:
+            return
+        self._history.extend(events)
+        if len(events) < _HISTORY_PAGE:
+            self._replaying = False
+
+
+class SQLiteStorage(Storage):
+    """Storage on one SQLite file: durable group-committed writes, snapshot lists, ordered watch.
+
+    Create it with ``await SQLiteStorage.open(path)``; only one process (and one instance) may
+    have a database open at a time.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        lock_fd: int,
+        *,
+        compact_interval: float,
+        keep_revisions: int,
+        watch_queue_size: int,
+        max_batch: int,
+    ) -> None:
+        """Private: use ``open``, which also starts the writer thread and the compactor."""
+        self._path = path
+        self._lock_fd = lock_fd
+        self._compact_interval = compact_interval
+        self._keep_revisions = keep_revisions
+        self._watch_queue_size = watch_queue_size
+        self._loop = asyncio.get_running_loop()
+        self._writer = _Writer(path, self._loop, self._publish, max_batch)
+        self._watchers: weakref.WeakSet[_Watch] = weakref.WeakSet()
+        self._conn: sqlite3.Connection | None = None  # the event-loop thread's read connection
+        self._local = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._readers = concurrent.futures.ThreadPoolExecutor(
+            _READER_THREADS, thread_name_prefix="sqlite-reader", initializer=self._open_reader
+        )
+        self._compactor: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        path: str,
+        *,
+        compact_interval: float = 300.0,
+        keep_revisions: int = 1000,
+        watch_queue_size: int = 10_000,
+        max_batch: int = 256,
+    ) -> SQLiteStorage:
+        """Open (creating directories and schema) the database at ``path``.
+
+        Every ``compact_interval`` seconds (0 disables it) history older than the newest
+        ``keep_revisions`` revisions is compacted. A watcher more than ``watch_queue_size``
+        events behind is ended with WatcherOverflowError; a commit carries up to ``max_batch``
+        writes. Raises StorageError if another process (or instance) has the database open.
+        """
+        if path == ":memory:" or path.startswith("file:"):
+            raise ValueError("SQLiteStorage needs a file path (WAL and the lock file need one)")
+        path = os.path.abspath(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise StorageError(f"{path} is in use by another process") from None
+        storage = cls(
+            path,
+            lock_fd,
+            compact_interval=compact_interval,
+            keep_revisions=keep_revisions,
+            watch_queue_size=watch_queue_size,
+            max_batch=max_batch,
+        )
+        try:
+            await storage._writer.start()
+            storage._conn = _connect_reader(path)
+        except BaseException:
+            storage._readers.shutdown()
+            storage._release_lock()
+            raise
+        if compact_interval > 0:
+            storage._compactor = asyncio.create_task(
+                storage._compact_periodically(), name=f"sqlite-compactor {path}"
+            )
+        return storage
+
+    @property
+    def watch_count(self) -> int:
+        """Watchers currently registered (for metrics and leak checks)."""
+        return len(self._watchers)
+
+    async def get(self, key: str) -> KeyValue | None:
+        rows = self._reader().execute(_GET, (key,)).fetchall()
+        return KeyValue(key, *rows[0]) if rows else None
+
+    async def list(
+        self, prefix: str, *, revision: int = 0, limit: int = 0, start_after: str = ""
+    ) -> ListResult:
+        if revision < 0:
+            raise ValueError(f"revision must be >= 0, got {revision}")
+        if 0 < limit <= _INLINE_LIST_LIMIT:
+            return _read_list(self._reader(), prefix, revision, limit, start_after)
+        return await self._read_in_thread(_read_list, prefix, revision, limit, start_after)
+
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        return await self._write("create", key, value, 0)
+
+    async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
+        return await self._write("update", key, value, expected_revision)
+
+    async def delete(self, key: str, *, expected_revision: int = 0) -> KeyValue:
+        return await self._write("delete", key, b"", expected_revision)
+
+    def watch(self, prefix: str, *, from_revision: int) -> AsyncIterator[WatchEvent]:
+        """Registers immediately, so from_revision=0 means "after the revision current now"."""
+        if from_revision < 0:
+            raise ValueError(f"from_revision must be >= 0, got {from_revision}")
+        conn = self._reader()
+        if from_revision == 0:
+            watcher = _Watch(self, prefix, _current_revision(conn), self._watch_queue_size, False)
+        else:
+            watcher = _Watch(self, prefix, from_revision, self._watch_queue_size, True)
+        self._watchers.add(watcher)
+        return watcher
+
+    async def current_revision(self) -> int:
+        return _current_revision(self._reader())
+
+    async def compact(self, revision: int) -> None:
+        conn = self._reader()
+        current = _current_revision(conn)
+        if revision > current:
+            raise FutureRevisionError(revision, current)
+        if revision <= _meta(conn, "compact_revision"):
+            return
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._writer.submit(_Compact(revision, future))
+        await future
+
+    async def close(self) -> None:
+        """Finish queued writes, end every watcher's iteration, release the database."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._compactor is not None:
+            self._compactor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._compactor
+        await self._writer.stop()
+        for watcher in list(self._watchers):
+            watcher.end(None)
+        await asyncio.to_thread(self._readers.shutdown)
+        for conn in self._reader_conns:
+            conn.close()
+        if self._conn is not None:
+            self._conn.close()
+        self._release_lock()
+
+    async def _write(
+        self, kind: Literal["create", "update", "delete"], key: str, value: bytes, expected: int
+    ) -> KeyValue:
+        # Checked here, not in the writer: a bad argument would otherwise abort the shared
+        # transaction and fail every other write of its batch.
+        if not isinstance(key, str) or not isinstance(value, bytes):
+            raise TypeError(f"key must be str and value bytes, got {type(key)}, {type(value)}")
+        future: asyncio.Future[KeyValue] = self._loop.create_future()
+        self._writer.submit(_Write(kind, key, value, expected, future))
+        return await future
+
+    def _reader(self) -> sqlite3.Connection:
+        """The loop thread's read connection. Writers resolve futures only after COMMIT and this
+        connection opens a fresh read transaction per statement, so reads see acknowledged writes.
+        """
+        if self._closed or self._conn is None:
+            raise StorageError(f"storage {self._path} is closed")
+        return self._conn
+
+    async def _read_in_thread(self, read: Callable[..., _T], *args: object) -> _T:
+        if self._closed:
+            raise StorageError(f"storage {self._path} is closed")
+        return await self._loop.run_in_executor(self._readers, self._call_reader, read, args)
+
+    def _call_reader(self, read: Callable[..., _T], args: tuple[object, ...]) -> _T:
+        return read(self._local.conn, *args)
+
+    def _open_reader(self) -> None:
+        """Reader-thread initializer: each thread gets its own connection."""
+        self._local.conn = _connect_reader(self._path)
+        self._reader_conns.append(self._local.conn)
+
+    def _publish(self, events: list[WatchEvent]) -> None:
+        for watcher in list(self._watchers):
+            watcher.offer(events)
+
+    async def _compact_periodically(self) -> None:
+        """Like kine: keep the newest ``keep_revisions`` revisions of history."""
+        while True:
+            await asyncio.sleep(self._compact_interval)
+            try:
+                target = await self.current_revision() - self._keep_revisions
+                if target > 0:
+                    await self.compact(target)
+            except StorageError:
+                _log.exception("periodic compaction of %s failed", self._path)
+
+    def _release_lock(self) -> None:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        os.close(self._lock_fd)

@@ -1,0 +1,56 @@
+"""The apps API group: Deployment and ReplicaSet, served at apps/v1 and apps/v1beta2, stored
+as apps/v1."""
+
+from __future__ import annotations
+
+from core.hookspecs import hookimpl
+from core.registry.registry import Registry
+from core.runtime.scheme import Scheme
+from plugins.apps import strategy, types
+from plugins.apps.v1 import defaults, schemas as v1_schemas
+from plugins.apps.v1beta2 import schemas as v1beta2_schemas
+
+GROUP = "apps"
+VERSIONS = ["v1", "v1beta2"]
+
+
+@hookimpl
+def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
+    scheme.add_kind(
+        group=GROUP,
+        kind="Deployment",
+        plural="deployments",
+        internal=types.Deployment,
+        versions={"v1": v1_schemas.DeploymentSchema, "v1beta2": v1beta2_schemas.DeploymentSchema},
+        storage_version="v1",
+        short_names=["deploy"],
+        categories=["all"],
+        plugin=plugin_name,
+    )
+    scheme.add_kind(
+        group=GROUP,
+        kind="ReplicaSet",
+        plural="replicasets",
+        internal=types.ReplicaSet,
+        versions={"v1": v1_schemas.ReplicaSetSchema, "v1beta2": v1beta2_schemas.ReplicaSetSchema},
+        storage_version="v1",
+        short_names=["rs"],
+        categories=["all"],
+        plugin=plugin_name,
+    )
+    scheme.set_version_priority(GROUP, VERSIONS)
+
+
+@hookimpl
+def kplane_register_conversions(scheme: Scheme) -> None:
+    for version in VERSIONS:  # v1beta2 shares v1's shape and defaults
+        scheme.add_defaulter(GROUP, version, "Deployment", defaults.default_deployment)
+        scheme.add_defaulter(GROUP, version, "ReplicaSet", defaults.default_replica_set)
+
+
+@hookimpl
+def kplane_register_strategies(registry: Registry) -> None:
+    registry.add_strategy(GROUP, "deployments", strategy.DeploymentStrategy())
+    registry.add_strategy(GROUP, "deployments", strategy.WorkloadStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStrategy())
+    registry.add_strategy(GROUP, "replicasets", strategy.WorkloadStatusStrategy(), subresource="status")

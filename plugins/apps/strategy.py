@@ -1,0 +1,63 @@
+"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset}/strategy.go``).
+
+Create clears status and sets generation 1; an update keeps the stored status and bumps the
+generation when the spec (or, for Deployments, the annotations) changed; the status subresource
+changes only status. Selectors are immutable in every version served here.
+"""
+
+from __future__ import annotations
+
+from core.meta.errors import FieldError
+from core.registry.strategy import RequestContext, Strategy
+from plugins.apps import validation
+from plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+
+Workload = Deployment | ReplicaSet
+
+
+class _WorkloadStrategy(Strategy):
+    status_type: type = DeploymentStatus
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Workload) -> None:
+        obj.status = self.status_type()
+        obj.metadata.generation = 1
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> None:
+        obj.status = old.status
+        if self._generation_changed(obj, old):
+            obj.metadata.generation = (old.metadata.generation or 0) + 1
+
+    def _generation_changed(self, obj: Workload, old: Workload) -> bool:
+        return obj.spec != old.spec
+
+    def validate_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> list[FieldError]:
+        return self.validate(ctx, obj) + validation.validate_selector_unchanged(obj.spec.selector, old.spec.selector)
+
+
+class WorkloadStatusStrategy(Strategy):
+    """``/status`` of Deployments and ReplicaSets: spec, labels and annotations stay as stored."""
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> None:
+        obj.spec = old.spec
+        obj.metadata.labels = old.metadata.labels
+        obj.metadata.annotations = old.metadata.annotations
+
+    def validate_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> list[FieldError]:
+        return validation.validate_status(obj.status)
+
+
+class DeploymentStrategy(_WorkloadStrategy):
+    status_type = DeploymentStatus
+
+    def _generation_changed(self, obj: Deployment, old: Deployment) -> bool:
+        return obj.spec != old.spec or obj.metadata.annotations != old.metadata.annotations
+
+    def validate(self, ctx: RequestContext, obj: Deployment) -> list[FieldError]:
+        return validation.validate_deployment_spec(obj.spec)
+
+
+class ReplicaSetStrategy(_WorkloadStrategy):
+    status_type = ReplicaSetStatus
+
+    def validate(self, ctx: RequestContext, obj: ReplicaSet) -> list[FieldError]:
+        return validation.validate_replica_set_spec(obj.spec)

@@ -1,0 +1,48 @@
+"""apps/v1 defaulting (``pkg/apis/apps/v1/defaults.go``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugins.core.v1.defaults import default_pod_spec
+
+
+def _default_template(spec: dict[str, Any]) -> None:
+    template = spec.get("template")
+    if template is None:
+        template = spec["template"] = {}
+    if template.get("spec") is None:
+        template["spec"] = {}
+    default_pod_spec(template["spec"])
+
+
+def default_deployment(deployment: dict[str, Any]) -> None:
+    spec = deployment.get("spec")
+    if spec is None:
+        spec = deployment["spec"] = {}
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    strategy = spec.get("strategy") or {}
+    spec["strategy"] = strategy
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.get("rolling_update") or {}
+        strategy["rolling_update"] = rolling
+        for key in ("max_unavailable", "max_surge"):
+            if rolling.get(key) is None:
+                rolling[key] = "25%"
+    if spec.get("revision_history_limit") is None:
+        spec["revision_history_limit"] = 10
+    if spec.get("progress_deadline_seconds") is None:
+        spec["progress_deadline_seconds"] = 600
+    _default_template(spec)
+
+
+def default_replica_set(replica_set: dict[str, Any]) -> None:
+    spec = replica_set.get("spec")
+    if spec is None:
+        spec = replica_set["spec"] = {}
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    _default_template(spec)

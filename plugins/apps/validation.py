@@ -1,0 +1,111 @@
+"""Validation of apps kinds (``pkg/apis/apps/validation``), on internal objects."""
+
+from __future__ import annotations
+
+import re
+
+from core.meta.errors import FieldError, forbidden, invalid, not_supported, required
+from core.meta.selectors import label_selector_from_internal, validate_label_selector
+from core.meta.types import LabelSelector
+from core.meta.validation import FIELD_IMMUTABLE
+from core.runtime.schema import camel_case
+from plugins.apps.types import DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
+from plugins.core.types import PodTemplateSpec
+from plugins.core.validation import validate_pod_spec
+
+NON_NEGATIVE = "must be greater than or equal to 0"
+STRATEGY_TYPES = ["Recreate", "RollingUpdate"]
+_PERCENT = re.compile(r"^[0-9]+%$")
+
+
+def _non_negative(value: int | None, path: str) -> list[FieldError]:
+    return [invalid(path, value, NON_NEGATIVE)] if value is not None and value < 0 else []
+
+
+def validate_selector_and_template(selector: LabelSelector | None, template: PodTemplateSpec, kind: str) -> list[FieldError]:
+    """The selector is required, non-empty and must select the template's own labels."""
+    if selector is None:
+        return [required("spec.selector")]
+    errs = validate_label_selector(selector, "spec.selector")
+    if errs:
+        return errs
+    if not selector.match_labels and not selector.match_expressions:
+        return [invalid("spec.selector", {}, f"empty selector is invalid for {kind}")]
+    if not label_selector_from_internal(selector).matches(template.metadata.labels or {}):
+        errs.append(invalid("spec.template.metadata.labels", template.metadata.labels or {}, "`selector` does not match template `labels`"))
+    errs += validate_pod_spec(template.spec, "spec.template.spec")
+    if template.spec.restart_policy and template.spec.restart_policy != "Always":
+        errs.append(not_supported("spec.template.spec.restartPolicy", template.spec.restart_policy, ["Always"]))
+    return errs
+
+
+def _int_or_percent(value: int | str | None, path: str) -> list[FieldError]:
+    if value is None or isinstance(value, int):
+        return _non_negative(value, path)
+    if not _PERCENT.match(value):
+        return [invalid(path, value, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')")]
+    if int(value[:-1]) > 100:
+        return [invalid(path, value, "must not be greater than 100%")]
+    return []
+
+
+def _is_zero(value: int | str | None) -> bool:
+    return value in (0, "0%")
+
+
+def _validate_strategy(strategy: DeploymentStrategy | None) -> list[FieldError]:
+    if strategy is None:
+        return []
+    errs: list[FieldError] = []
+    if strategy.type not in STRATEGY_TYPES:
+        errs.append(not_supported("spec.strategy.type", strategy.type or "", STRATEGY_TYPES) if strategy.type else required("spec.strategy.type"))
+    rolling = strategy.rolling_update
+    if strategy.type == "Recreate" and rolling is not None:
+        errs.append(forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"))
+    if strategy.type == "RollingUpdate" and rolling is not None:
+        errs += _int_or_percent(rolling.max_unavailable, "spec.strategy.rollingUpdate.maxUnavailable")
+        errs += _int_or_percent(rolling.max_surge, "spec.strategy.rollingUpdate.maxSurge")
+        if _is_zero(rolling.max_unavailable) and _is_zero(rolling.max_surge):
+            errs.append(invalid("spec.strategy.rollingUpdate.maxUnavailable", rolling.max_unavailable, "may not be 0 when `maxSurge` is 0"))
+    return errs
+
+
+def validate_deployment_spec(spec: DeploymentSpec) -> list[FieldError]:
+    errs = _non_negative(spec.replicas, "spec.replicas")
+    errs += validate_selector_and_template(spec.selector, spec.template, "deployment")
+    errs += _validate_strategy(spec.strategy)
+    errs += _non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    errs += _non_negative(spec.revision_history_limit, "spec.revisionHistoryLimit")
+    if spec.progress_deadline_seconds is not None:
+        errs += _non_negative(spec.progress_deadline_seconds, "spec.progressDeadlineSeconds")
+        if spec.progress_deadline_seconds <= (spec.min_ready_seconds or 0):
+            errs.append(invalid("spec.progressDeadlineSeconds", spec.progress_deadline_seconds, "must be greater than minReadySeconds"))
+    return errs
+
+
+def validate_replica_set_spec(spec: ReplicaSetSpec) -> list[FieldError]:
+    errs = _non_negative(spec.replicas, "spec.replicas") + _non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    return errs + validate_selector_and_template(spec.selector, spec.template, "replicaset")
+
+
+def validate_selector_unchanged(new: LabelSelector | None, old: LabelSelector | None) -> list[FieldError]:
+    if new != old:
+        return [invalid("spec.selector", _selector_value(new), FIELD_IMMUTABLE)]
+    return []
+
+
+def _selector_value(selector: LabelSelector | None) -> object:
+    """The selector as its JSON, for the message."""
+    if selector is None:
+        return None
+    expressions = [{"key": e.key, "operator": e.operator, "values": e.values or []} for e in selector.match_expressions or ()]
+    return {"matchLabels": selector.match_labels or {}, "matchExpressions": expressions}
+
+
+def validate_status(status: DeploymentStatus | ReplicaSetStatus) -> list[FieldError]:
+    """Counters are never negative (``ValidateDeploymentStatus``/``ValidateReplicaSetStatus``)."""
+    errs: list[FieldError] = []
+    for name in ("observed_generation", "replicas", "updated_replicas", "ready_replicas", "available_replicas",
+                 "unavailable_replicas", "terminating_replicas", "fully_labeled_replicas", "collision_count"):
+        errs += _non_negative(getattr(status, name, None), "status." + camel_case(name))
+    return errs

@@ -1,0 +1,73 @@
+"""The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
+ServiceAccount."""
+
+from __future__ import annotations
+
+from core.hookspecs import hookimpl
+from core.registry.admission import AdmissionChain
+from core.registry.registry import Registry
+from core.registry.strategy import RequestContext
+from core.runtime.scheme import Scheme
+from plugins.core import admission, types
+from plugins.core.strategy import strategies
+from plugins.core.v1 import conversion, defaults, schemas
+
+GROUP = ""
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+KINDS = [
+    # kind, plural, internal type, v1 schema, namespaced, short names
+    ("Namespace", "namespaces", types.Namespace, schemas.NamespaceSchema, False, ["ns"]),
+    ("Pod", "pods", types.Pod, schemas.PodSchema, True, ["po"]),
+    ("Event", "events", types.Event, schemas.EventSchema, True, ["ev"]),
+    ("ConfigMap", "configmaps", types.ConfigMap, schemas.ConfigMapSchema, True, ["cm"]),
+    ("Secret", "secrets", types.Secret, schemas.SecretSchema, True, []),
+    ("ServiceAccount", "serviceaccounts", types.ServiceAccount, schemas.ServiceAccountSchema, True, ["sa"]),
+]
+
+
+@hookimpl
+def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
+    for kind, plural, internal, schema, namespaced, short_names in KINDS:
+        scheme.add_kind(
+            group=GROUP,
+            kind=kind,
+            plural=plural,
+            internal=internal,
+            versions={"v1": schema},
+            storage_version="v1",
+            namespaced=namespaced,
+            short_names=short_names,
+            categories=["all"] if kind == "Pod" else [],
+            plugin=plugin_name,
+        )
+    scheme.set_version_priority(GROUP, ["v1"])
+
+
+@hookimpl
+def kplane_register_conversions(scheme: Scheme) -> None:
+    scheme.add_defaulter(GROUP, "v1", "Pod", defaults.default_pod)
+    scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
+    scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
+
+
+@hookimpl
+def kplane_register_strategies(registry: Registry) -> None:
+    for (plural, subresource), strategy in strategies().items():
+        registry.add_strategy(GROUP, plural, strategy, subresource=subresource)
+
+
+@hookimpl
+def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
+    admission.register(chain, registry)
+
+
+@hookimpl
+async def kplane_post_start(registry: Registry) -> None:
+    """The system namespaces exist from the first start on."""
+    store = registry.store(GROUP, "namespaces")
+    for name in SYSTEM_NAMESPACES:
+        if await store.get_internal("", name) is None:
+            namespace = types.Namespace()
+            namespace.metadata.name = name
+            await store.create(RequestContext(resource="namespaces", name=name), namespace)

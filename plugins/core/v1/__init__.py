@@ -1,0 +1,1 @@
+"""core/v1: the only version of the core group."""

@@ -1,0 +1,77 @@
+"""Shared fixtures: a real server on a free loopback port, with real SQLite in a temp folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from core.server.apiserver import APIServer, ServerConfig
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: Any
+
+    def __repr__(self) -> str:  # readable assertion failures
+        return f"Reply({self.status}, {json.dumps(self.body)[:600]})"
+
+
+class Client:
+    """A thin HTTP helper: JSON in, JSON out, nothing clever, so tests see the wire."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+
+    async def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+                      content_type: str | None = "application/json", headers: dict[str, str] | None = None,
+                      params: dict[str, str] | None = None) -> Reply:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        sent = dict(headers or {})
+        if content_type and data is not None:
+            sent["Content-Type"] = content_type
+        async with self.session.request(method, path, data=data, headers=sent, params=params) as resp:
+            text = await resp.read()
+            try:
+                parsed = json.loads(text) if text else None
+            except ValueError:
+                parsed = text.decode()
+            return Reply(resp.status, parsed, resp.headers)
+
+    async def get(self, path: str, **kw: Any) -> Reply:
+        return await self.request("GET", path, **kw)
+
+    async def post(self, path: str, body: Any = None, **kw: Any) -> Reply:
+        return await self.request("POST", path, body, **kw)
+
+    async def put(self, path: str, body: Any = None, **kw: Any) -> Reply:
+        return await self.request("PUT", path, body, **kw)
+
+    async def patch(self, path: str, body: Any, content_type: str = "application/merge-patch+json", **kw: Any) -> Reply:
+        return await self.request("PATCH", path, body, content_type=content_type, **kw)
+
+    async def delete(self, path: str, body: Any = None, **kw: Any) -> Reply:
+        return await self.request("DELETE", path, body, **kw)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[APIServer]:
+    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0))
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def api(server: APIServer) -> AsyncIterator[Client]:
+    async with aiohttp.ClientSession(base_url=server.url) as session:
+        yield Client(session)

@@ -1,0 +1,61 @@
+"""Fixtures that run the storage contract against every backend listed in ``BACKENDS``.
+
+A backend is an async factory ``(directory, **options) -> Storage``; adding etcd or a watch-cache
+wrapper around another backend means adding one entry. Options are backend-neutral names that a
+factory maps to its own knobs: ``compact_interval`` and ``keep_revisions`` (periodic compaction;
+the suite disables it unless a test asks) and ``watch_queue_size`` (events a watcher may lag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.storage.interface import Storage
+from core.storage.sqlite import SQLiteStorage
+
+StorageFactory = Callable[..., Awaitable[Storage]]
+
+
+async def _open_sqlite(
+    directory: Path,
+    *,
+    compact_interval: float = 0.0,
+    keep_revisions: int = 1000,
+    watch_queue_size: int = 10_000,
+) -> Storage:
+    return await SQLiteStorage.open(
+        str(directory / "kplane.db"),
+        compact_interval=compact_interval,
+        keep_revisions=keep_revisions,
+        watch_queue_size=watch_queue_size,
+    )
+
+
+BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {"sqlite": _open_sqlite}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+async def storage_factory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[StorageFactory]:
+    """Opens fresh, empty storages of the parametrized backend; closes them after the test."""
+    opened: list[Storage] = []
+
+    async def make(**options: Any) -> Storage:
+        storage = await BACKENDS[request.param](tmp_path / f"storage-{len(opened)}", **options)
+        opened.append(storage)
+        return storage
+
+    yield make
+    for storage in opened:
+        await storage.close()
+
+
+@pytest.fixture
+async def storage(storage_factory: StorageFactory) -> Storage:
+    """A fresh, empty storage with default options."""
+    return await storage_factory()
