@@ -15,6 +15,7 @@ from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server.app import READY, build_app
+from core.server.handlers import BOOKMARK_INTERVAL
 from core.storage.factory import open_storage
 from core.storage.interface import Storage
 
@@ -29,6 +30,7 @@ class ServerConfig:
     port: int = 6443
     disabled_plugins: frozenset[str] = frozenset()
     write_kubeconfig: bool = True
+    bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
 
     @property
@@ -58,7 +60,7 @@ class APIServer:
         self.storage = await open_storage(cfg.storage)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         await self.plugins.setup(self.scheme, self.registry, self.admission)
-        app = build_app(self.scheme, self.registry)
+        app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval)
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)

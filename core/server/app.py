@@ -13,7 +13,7 @@ from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server import negotiation
 from core.server.discovery import Discovery
-from core.server.handlers import ResourceEndpoints
+from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +50,11 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
         return negotiation.status_response(request, errors.internal_error(repr(err)))
 
 
-def build_app(scheme: Scheme, registry: Registry) -> web.Application:
+def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> web.Application:
     app = web.Application(middlewares=[status_errors], client_max_size=negotiation.MAX_BODY + 1)
     app[READY] = {"ready": False}
     discovery = Discovery(scheme, registry)
-    endpoints = ResourceEndpoints(scheme, registry)
+    endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval)
 
     async def version(request: web.Request) -> web.Response:
         return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
@@ -67,6 +67,7 @@ def build_app(scheme: Scheme, registry: Registry) -> web.Application:
             return web.Response(status=503, text="[-]storage not ready\nreadyz check failed")
         return web.Response(text="ok")
 
+    app.on_shutdown.append(endpoints.close_watches)
     app.router.add_get("/version", version)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/livez", healthz)

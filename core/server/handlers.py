@@ -33,10 +33,16 @@ PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
 
 
 class ResourceEndpoints:
-    def __init__(self, scheme: Scheme, registry: Registry) -> None:
+    def __init__(self, scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> None:
         self.scheme = scheme
         self.registry = registry
-        self.bookmark_interval = BOOKMARK_INTERVAL
+        self.bookmark_interval = bookmark_interval
+        self._watches: set[asyncio.Task[Any]] = set()
+
+    async def close_watches(self, app: web.Application | None = None) -> None:
+        """End every open watch stream, so a shutdown does not wait for their timeouts."""
+        for task in list(self._watches):
+            task.cancel()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         info = parse_resource_path(request.path)
@@ -82,6 +88,9 @@ class ResourceEndpoints:
         await response.prepare(request)
         last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
+        task = asyncio.current_task()
+        assert task is not None
+        self._watches.add(task)
         try:
             async for event in _paced(events, timeout, bookmark_every):
                 if event is None:  # idle: tell the client how far it is up to date
@@ -95,6 +104,8 @@ class ResourceEndpoints:
                 await response.write(orjson.dumps({"type": event.type, "object": obj}) + b"\n")
         except errors.APIError as err:
             await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+        finally:
+            self._watches.discard(task)
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response

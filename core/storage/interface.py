@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 
@@ -154,31 +154,3 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Stop background work and release resources."""
-
-
-async def guaranteed_update(
-    storage: Storage,
-    key: str,
-    update: Callable[[KeyValue], Awaitable[bytes | None]],
-    *,
-    max_attempts: int = 16,
-) -> tuple[KeyValue, bool]:
-    """Read-modify-write with compare-and-swap, retried while another writer wins.
-
-    ``update`` receives the current value and returns the new bytes, or None to leave the key as
-    it is. Returns ``(kv, written)``; an unchanged value is not written, so its revision stays.
-    KeyNotFoundError propagates when the key is absent.
-    """
-    conflict = ConflictError(key, -1, -1)
-    for _ in range(max_attempts):
-        current = await storage.get(key)
-        if current is None:
-            raise KeyNotFoundError(key)
-        new_value = await update(current)
-        if new_value is None or new_value == current.value:
-            return current, False
-        try:
-            return await storage.update(key, new_value, expected_revision=current.mod_revision), True
-        except ConflictError as lost:
-            conflict = lost
-    raise conflict  # the last lost race, so the caller sees the real revisions

@@ -29,7 +29,6 @@ from core.storage.interface import (
     StorageError,
     WatcherOverflowError,
     WatchEvent,
-    guaranteed_update,
 )
 from core.storage.sqlite import SQLiteStorage
 
@@ -421,19 +420,20 @@ async def test_periodic_compaction(storage_factory: StorageFactory) -> None:
     assert (await storage.list("/", revision=kv.mod_revision - 4)).items[0].value == b"15"
 
 
-async def test_concurrent_guaranteed_updates_lose_no_increment(storage: Storage) -> None:
+async def test_concurrent_compare_and_swap_increments_lose_none(storage: Storage) -> None:
     await storage.create("/counter", b"0")
 
-    async def increment(kv: KeyValue) -> bytes:
-        return str(int(kv.value) + 1).encode()
+    async def increment() -> KeyValue:
+        while True:  # the read-modify-write loop every caller of update() runs
+            kv = await storage.get("/counter")
+            assert kv is not None
+            try:
+                return await storage.update("/counter", str(int(kv.value) + 1).encode(), expected_revision=kv.mod_revision)
+            except ConflictError:
+                continue
 
-    # All 50 read the same revision and only one CAS per revision can win, so the last one
-    # needs up to 50 attempts: more than guaranteed_update's default of 16.
-    results = await asyncio.gather(
-        *(guaranteed_update(storage, "/counter", increment, max_attempts=64) for _ in range(50))
-    )
-    assert all(written for _, written in results)
-    assert len({kv.mod_revision for kv, _ in results}) == 50
+    results = await asyncio.gather(*(increment() for _ in range(50)))
+    assert len({kv.mod_revision for kv in results}) == 50
     assert (await storage.get("/counter")).value == b"50"  # type: ignore[union-attr]
 
 
