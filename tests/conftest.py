@@ -37,7 +37,8 @@ class Client:
         sent = dict(headers or {})
         if content_type and data is not None:
             sent["Content-Type"] = content_type
-        async with self.session.request(method, path, data=data, headers=sent, params=params) as resp:
+        skip = () if content_type else ("Content-Type",)  # as the Python client sends: none at all
+        async with self.session.request(method, path, data=data, headers=sent, params=params, skip_auto_headers=skip) as resp:
             text = await resp.read()
             try:
                 parsed = json.loads(text) if text else None

@@ -1,0 +1,181 @@
+"""The real kubectl against a real `kplane serve` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        ports:
+        - containerPort: 80
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: box, labels: {app: box}}
+spec:
+  containers:
+  - {name: main, image: busybox:1.36, command: [sleep, "3600"]}
+"""
+CONFIGMAP = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {color: blue}
+"""
+NAMESPACE = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Kubectl:
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.env = env
+        self.workdir = workdir
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, env=self.env, timeout=timeout)
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+        return done
+
+    def apply_file(self, verb: str, manifest: str, *extra: str) -> str:
+        path = self.workdir / f"manifest-{abs(hash(manifest))}.yaml"
+        path.write_text(manifest)
+        return self.run(verb, "-f", str(path), "--validate=false", *extra).stdout
+
+    def json(self, *args: str) -> dict:
+        return json.loads(self.run(*args, "-o", "json").stdout)
+
+
+@pytest.fixture(scope="module")
+def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    workdir = tmp_path_factory.mktemp("kubectl")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(workdir / "data")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        kubeconfig = workdir / "data" / "kubeconfig"
+        deadline = time.monotonic() + 15
+        while not kubeconfig.exists():
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
+        yield Kubectl(env, workdir)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_namespaces_exist_from_the_start(kubectl):
+    names = kubectl.run("get", "namespaces", "-o", "name").stdout.split()
+    assert {"namespace/default", "namespace/kube-system", "namespace/kube-public"} <= set(names)
+
+
+def test_api_resources_and_versions(kubectl):
+    resources = kubectl.run("api-resources").stdout
+    assert "deployments" in resources and "deploy" in resources and "apps/v1" in resources
+    versions = kubectl.run("api-versions").stdout.split()
+    assert {"v1", "apps/v1", "apps/v1beta2"} <= set(versions)
+
+
+def test_deployment_lifecycle(kubectl):
+    assert kubectl.apply_file("create", DEPLOYMENT).strip() == "deployment.apps/web created"
+    table = kubectl.run("get", "deploy").stdout
+    assert table.splitlines()[1].split()[0] == "web"
+    obj = yaml.safe_load(kubectl.run("get", "deployment", "web", "-o", "yaml").stdout)
+    assert obj["spec"]["replicas"] == 2 and obj["metadata"]["generation"] == 1
+    assert kubectl.run("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}").stdout == "nginx:1.25"
+    kubectl.run("label", "deploy", "web", "tier=frontend")
+    assert kubectl.run("get", "deploy", "-l", "tier=frontend", "-o", "name").stdout.strip() == "deployment.apps/web"
+    kubectl.run("patch", "deploy", "web", "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    kubectl.run("patch", "deploy", "web", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":4}]')
+    assert kubectl.json("get", "deploy", "web")["spec"]["replicas"] == 4
+    again = kubectl.run("create", "-f", "-", "--validate=false", "--dry-run=server", stdin=DEPLOYMENT, check=False)
+    assert again.returncode == 1 and "(AlreadyExists)" in again.stderr
+    renamed = DEPLOYMENT.replace("name: web", "name: trial", 1)
+    dry = kubectl.run("create", "-f", "-", "--validate=false", "--dry-run=server", stdin=renamed)
+    assert dry.stdout.strip() == "deployment.apps/trial created (server dry run)"
+    assert kubectl.run("get", "deploy", "trial", check=False).returncode == 1
+    assert kubectl.run("delete", "deploy", "web").stdout.strip() == 'deployment.apps "web" deleted'
+    gone = kubectl.run("get", "deploy", "web", check=False)
+    assert gone.returncode == 1 and 'deployments.apps "web" not found' in gone.stderr
+
+
+def test_pods_configmaps_and_namespaces(kubectl):
+    kubectl.apply_file("create", NAMESPACE)
+    kubectl.apply_file("create", POD, "-n", "team")
+    kubectl.apply_file("create", CONFIGMAP, "-n", "team")
+    pod = kubectl.json("get", "pod", "box", "-n", "team")
+    assert pod["status"]["phase"] == "Pending" and pod["spec"]["containers"][0]["command"] == ["sleep", "3600"]
+    assert kubectl.run("get", "cm", "settings", "-n", "team", "-o", "jsonpath={.data.color}").stdout == "blue"
+    pending = kubectl.run("get", "pods", "-A", "--field-selector=status.phase=Pending", "-o", "name").stdout.split()
+    assert pending == ["pod/box"]
+    kubectl.run("delete", "pod", "box", "-n", "team")
+    kubectl.run("delete", "configmap", "settings", "-n", "team")
+    assert kubectl.run("get", "all", "-n", "team", "-o", "name").stdout.strip() == ""
+    refused = kubectl.run("create", "-f", "-", "-n", "nowhere", "--validate=false", stdin=CONFIGMAP, check=False)
+    assert refused.returncode == 1 and 'namespaces "nowhere" not found' in refused.stderr
+
+
+def test_errors_come_back_as_kubectl_prints_them(kubectl):
+    bad = DEPLOYMENT.replace("replicas: 2", "replicas: -1").replace("name: web", "name: broken", 1)
+    result = kubectl.run("create", "-f", "-", "--validate=false", stdin=bad, check=False)
+    assert result.returncode == 1
+    assert 'The Deployment "broken" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0' in result.stderr
+
+
+def test_get_watch_streams_changes(kubectl):
+    kubectl.apply_file("create", CONFIGMAP)
+    watcher = subprocess.Popen(["kubectl", "get", "configmap", "settings", "-w", "-o", "name"], env=kubectl.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stdout is not None
+        first = watcher.stdout.readline().strip()
+        kubectl.run("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"color":"red"}}')
+        second = watcher.stdout.readline().strip()
+        kubectl.run("delete", "configmap", "settings")
+        third = watcher.stdout.readline().strip()
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
+    assert first == second == third == "configmap/settings"
