@@ -4,11 +4,8 @@ This is k8s.io/apiserver's ``registry.Store``: everything every kind shares live
 metadata, generateName, optimistic concurrency, dry run, preconditions, finalizers, selectors,
 pagination, watch semantics) and the kind's own rules come from its
 :class:`~core.registry.strategy.Strategy`. Objects cross this layer's boundary as internal
-objects on the way in and as wire dicts in the storage version on the way out; the HTTP layer
-converts those to the version a client asked for.
-
-Stored values are the storage version's JSON without ``metadata.resourceVersion``: the revision
-of the write is the resourceVersion, filled in on every read.
+objects on the way in and as :class:`~core.registry.stored.StoredObject` (the storage version)
+on the way out; the HTTP layer converts those to the version a client asked for.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name
 from core.meta.validation import validate_object_meta, validate_object_meta_update
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.registry.options import PROPAGATION_POLICIES, DeleteOptions, ListOptions, WatchOptions
+from core.registry.stored import StoredObject, storage_bytes
 from core.registry.strategy import RequestContext, Strategy
 from core.runtime.scheme import ResourceType
 from core.storage import interface as st
@@ -39,7 +37,7 @@ BASE_FIELDS = {"metadata.name": "metadata.name", "metadata.namespace": "metadata
 
 @dataclass(slots=True)
 class ListPage:
-    items: list[dict[str, Any]]
+    items: list[StoredObject]
     resource_version: str
     continue_: str = ""
     remaining_item_count: int | None = None
@@ -47,8 +45,8 @@ class ListPage:
 
 @dataclass(slots=True)
 class WatchEvent:
-    type: str  # ADDED, MODIFIED, DELETED, BOOKMARK
-    obj: dict[str, Any]  # storage-version wire object (for BOOKMARK: only metadata.resourceVersion)
+    type: str  # ADDED, MODIFIED or DELETED
+    obj: StoredObject
 
 
 class _FinishDeletion(Exception):
@@ -56,18 +54,6 @@ class _FinishDeletion(Exception):
 
     def __init__(self, kv: st.KeyValue) -> None:
         self.kv = kv
-
-
-def stored_object(kv: st.KeyValue) -> dict[str, Any]:
-    """The wire object of a stored value, with its resourceVersion."""
-    obj = orjson.loads(kv.value)
-    obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-    return obj
-
-
-def _storage_bytes(wire: dict[str, Any]) -> bytes:
-    wire["metadata"].pop("resourceVersion", None)
-    return orjson.dumps(wire)
 
 
 class Store:
@@ -107,18 +93,22 @@ class Store:
         return errors.invalid_object(self.resource.kind, self.resource.group, name, problems)
 
     # -- reads ------------------------------------------------------------------------------
-    async def get(self, ctx: RequestContext, name: str) -> dict[str, Any]:
+    async def get(self, ctx: RequestContext, name: str) -> StoredObject:
         kv = await self.storage.get(self.key(ctx.namespace, name))
         if kv is None:
             raise self._not_found(name)
-        return stored_object(kv)
+        return StoredObject.from_kv(kv)
 
     async def get_internal(self, namespace: str, name: str) -> Any | None:
         """The internal object, or None: for admission plugins and other stores."""
         kv = await self.storage.get(self.key(namespace, name))
         if kv is None:
             return None
-        return self.resource.internalize(stored_object(kv), self.resource.storage_version)
+        return self._internal(kv)
+
+    def _internal(self, kv: st.KeyValue) -> Any:
+        """A new internal object from a stored value, the caller's to change."""
+        return self.resource.internalize(StoredObject.from_kv(kv).obj, self.resource.storage_version)
 
     def matches(self, obj: dict[str, Any], labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> bool:
         if labels is not None and not labels.matches(obj["metadata"].get("labels")):
@@ -139,7 +129,7 @@ class Store:
             return await self._list_one(ctx, opts, name, revision)
         prefix = self._list_prefix(ctx.namespace)
         filtered = opts.label_selector is not None or opts.field_selector is not None
-        items: list[dict[str, Any]] = []
+        items: list[StoredObject] = []
         while True:
             want = opts.limit - len(items) if opts.limit else 0
             try:
@@ -150,9 +140,9 @@ class Store:
                 raise _too_large(err.requested, err.current) from None
             revision = page.revision
             for kv in page.items:
-                obj = stored_object(kv)
-                if not filtered or self.matches(obj, opts.label_selector, opts.field_selector):
-                    items.append(obj)
+                stored = StoredObject.from_kv(kv)
+                if not filtered or self.matches(stored.obj, opts.label_selector, opts.field_selector):
+                    items.append(stored)
             if page.items:
                 start_after = page.items[-1].key
             if not page.more or not opts.limit or len(items) >= opts.limit:
@@ -170,9 +160,9 @@ class Store:
             revision = await self.storage.current_revision()
         items = []
         if kv is not None:
-            obj = stored_object(kv)
-            if self.matches(obj, opts.label_selector, opts.field_selector):
-                items.append(obj)
+            stored = StoredObject.from_kv(kv)
+            if self.matches(stored.obj, opts.label_selector, opts.field_selector):
+                items.append(stored)
         return ListPage(items, str(revision))
 
     async def _list_start(self, ctx: RequestContext, opts: ListOptions) -> tuple[int, str]:
@@ -200,7 +190,7 @@ class Store:
         return 0, ""
 
     # -- writes -----------------------------------------------------------------------------
-    async def create(self, ctx: RequestContext, obj: Any) -> dict[str, Any]:
+    async def create(self, ctx: RequestContext, obj: Any) -> StoredObject:
         meta = obj.metadata
         self._check_namespace(ctx, obj)
         if meta.resource_version:
@@ -217,14 +207,13 @@ class Store:
             key = self.key(meta.namespace or "", meta.name)
             if ctx.dry_run:
                 if await self.storage.get(key) is None:
-                    return wire
+                    return StoredObject.from_wire(wire, 0)
                 continue
             try:
-                kv = await self.storage.create(key, _storage_bytes(wire))
+                kv = await self.storage.create(key, storage_bytes(wire))
             except st.KeyExistsError:
                 continue
-            wire["metadata"]["resourceVersion"] = str(kv.mod_revision)
-            return wire
+            return StoredObject.from_wire(wire, kv.mod_revision)
         error = errors.already_exists(self.resource.plural, self.resource.group, meta.name)
         if generated:  # NewGenerateNameConflict
             error.message += ", the server was not able to generate a unique name for the object"
@@ -247,7 +236,7 @@ class Store:
 
     async def update(
         self, ctx: RequestContext, name: str, updater: Updater, *, force_allow_create: bool = False
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[StoredObject, bool]:
         """Apply ``updater`` (old internal object -> new one) with compare-and-swap, retried on
         conflicts that the request itself did not pin. Returns the stored object and whether it
         was created."""
@@ -275,12 +264,11 @@ class Store:
 
     async def _update_existing(
         self, ctx: RequestContext, name: str, kv: st.KeyValue, updater: Updater
-    ) -> dict[str, Any] | None:
+    ) -> StoredObject | None:
         """One attempt; None when another writer won the race and the caller should retry."""
         rt = self.resource
-        old_wire = stored_object(kv)
-        old = rt.internalize(old_wire, rt.storage_version)
-        obj = await updater(rt.internalize(old_wire, rt.storage_version))
+        old = self._internal(kv)
+        obj = await updater(self._internal(kv))
         self._check_name(obj, name)
         self._check_namespace(ctx, obj)
         meta, old_meta = obj.metadata, old.metadata
@@ -307,22 +295,20 @@ class Store:
         self.strategy.canonicalize(obj)
         await self.admission.validate(self._admission(Operation.UPDATE, ctx, obj, old))
         wire = rt.encode(obj, rt.storage_version)
-        value = _storage_bytes(wire)
+        value = storage_bytes(wire)
         if value == kv.value:  # a no-op keeps the resourceVersion
-            return old_wire
+            return StoredObject.from_kv(kv)
         if old_meta.deletion_timestamp and not meta.finalizers and not self.strategy.prepare_for_delete(ctx, obj):
             raise _FinishDeletion(kv)
         if ctx.dry_run:
-            wire["metadata"]["resourceVersion"] = old_meta.resource_version
-            return wire
+            return StoredObject.from_wire(wire, kv.mod_revision)
         try:
             new_kv = await self.storage.update(kv.key, value, expected_revision=kv.mod_revision)
         except (st.ConflictError, st.KeyNotFoundError):
             return None  # the retry re-runs the updater on the fresh object; a pinned RV then conflicts
-        wire["metadata"]["resourceVersion"] = str(new_kv.mod_revision)
-        return wire
+        return StoredObject.from_wire(wire, new_kv.mod_revision)
 
-    async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[dict[str, Any], bool]:
+    async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[StoredObject, bool]:
         """Delete, or start deleting when finalizers must run first. Returns the object and
         whether it is gone."""
         if opts.propagation_policy and opts.propagation_policy not in PROPAGATION_POLICIES:
@@ -335,8 +321,7 @@ class Store:
             kv = await self.storage.get(key)
             if kv is None:
                 raise self._not_found(name)
-            wire = stored_object(kv)
-            obj = self.resource.internalize(wire, self.resource.storage_version)
+            obj = self._internal(kv)
             self._check_preconditions(name, obj, opts)
             await self.admission.validate(self._admission(Operation.DELETE, ctx, None, obj))
             meta = obj.metadata
@@ -351,35 +336,33 @@ class Store:
                 meta.deletion_grace_period_seconds = 0
                 meta.generation = (meta.generation or 0) + 1
             marked = self.resource.encode(obj, self.resource.storage_version)
-            value = _storage_bytes(marked)
+            value = storage_bytes(marked)
             if value == kv.value or ctx.dry_run:
-                marked["metadata"]["resourceVersion"] = str(kv.mod_revision)
-                return marked, False
+                return StoredObject.from_wire(marked, kv.mod_revision), False
             try:
                 new_kv = await self.storage.update(key, value, expected_revision=kv.mod_revision)
             except (st.ConflictError, st.KeyNotFoundError):
                 continue
-            marked["metadata"]["resourceVersion"] = str(new_kv.mod_revision)
-            return marked, False
+            return StoredObject.from_wire(marked, new_kv.mod_revision), False
 
-    async def _finish_deletion(self, ctx: RequestContext, kv: st.KeyValue) -> dict[str, Any] | None:
+    async def _finish_deletion(self, ctx: RequestContext, kv: st.KeyValue) -> StoredObject | None:
         """Remove the key if it is still at ``kv``'s revision; None when it changed meanwhile."""
         if ctx.dry_run:
-            return stored_object(kv)
+            return StoredObject.from_kv(kv)
         try:
             gone = await self.storage.delete(kv.key, expected_revision=kv.mod_revision)
         except (st.ConflictError, st.KeyNotFoundError):
             return None
-        return stored_object(gone)
+        return StoredObject.from_kv(gone)
 
     async def delete_collection(
         self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredObject]:
         """Delete every match, one by one (not atomic, as in Kubernetes)."""
         page = await self.list(ctx, list_opts)
         deleted = []
         for item in page.items:
-            meta = item["metadata"]
+            meta = item.obj["metadata"]
             item_ctx = dataclasses.replace(ctx, namespace=meta.get("namespace", ""), name=meta["name"])
             try:
                 obj, _ = await self.delete(item_ctx, meta["name"], opts)
@@ -430,10 +413,10 @@ class Store:
         name = exact_name(fields) if fields else None
         if name is not None and (ctx.namespace or not self.resource.namespaced):
             prefix = self.key(ctx.namespace, name)
-        initial: list[dict[str, Any]] = []
+        initial: list[StoredObject] = []
         if opts.resource_version in ("", "0"):
             page = await self.storage.list(prefix)
-            initial = [o for o in map(stored_object, page.items) if self.matches(o, labels, fields)]
+            initial = [o for o in map(StoredObject.from_kv, page.items) if self.matches(o.obj, labels, fields)]
             since = page.revision
         else:
             since = _parse_rv(opts.resource_version)
@@ -443,7 +426,7 @@ class Store:
         self,
         prefix: str,
         since: int,
-        initial: list[dict[str, Any]],
+        initial: list[StoredObject],
         labels: LabelSelectorExpr | None,
         fields: FieldSelectorExpr | None,
     ) -> AsyncIterator[WatchEvent]:
@@ -465,21 +448,20 @@ class Store:
 
     def _filter(self, event: st.WatchEvent, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
         """Selectors turn MODIFIED into ADDED/DELETED when an object enters or leaves the set."""
-        obj = stored_object(event.kv)
+        stored = StoredObject.from_kv(event.kv)
         if labels is None and fields is None:
-            return WatchEvent(event.type.value, obj)
-        now = self.matches(obj, labels, fields)
+            return WatchEvent(event.type.value, stored)
+        now = self.matches(stored.obj, labels, fields)
         if event.type == st.EventType.ADDED:
-            return WatchEvent("ADDED", obj) if now else None
+            return WatchEvent("ADDED", stored) if now else None
         if event.type == st.EventType.DELETED:
-            return WatchEvent("DELETED", obj) if now else None
-        before = event.prev_value is not None and self.matches(orjson.loads(event.prev_value), labels, fields)
+            return WatchEvent("DELETED", stored) if now else None
+        old = StoredObject(event.prev_value, event.revision) if event.prev_value is not None else None
+        before = old is not None and self.matches(old.obj, labels, fields)
         if now:
-            return WatchEvent("MODIFIED" if before else "ADDED", obj)
+            return WatchEvent("MODIFIED" if before else "ADDED", stored)
         if before:
-            old = orjson.loads(event.prev_value)
-            old["metadata"]["resourceVersion"] = str(event.revision)
-            return WatchEvent("DELETED", old)
+            return WatchEvent("DELETED", old)  # type: ignore[arg-type]
         return None
 
 

@@ -2,8 +2,14 @@
 
 Plugin schemas subclass :class:`Schema` and declare fields with Python names; the wire name is
 the camelCase form unless a field sets ``data_key``. A schema is compiled once into a
-:class:`Shape`, a plain tree of name mappings used on the hot paths (renaming keys between the wire
-and Python forms, finding unknown fields) so marshmallow's validating ``load`` runs only on writes.
+:class:`Shape`, a plain tree of name mappings and marshmallow fields used on the hot paths:
+
+* :func:`load` validates a client's body. It visits only the fields present (marshmallow's own
+  ``Schema.load`` visits every declared field, and a pod template declares well over a hundred),
+  type-checks each with the schema's own marshmallow field, and reports unknown fields in the
+  same pass. Schemas with ``@pre_load``/``@post_load``/``@validates_schema`` hooks are loaded by
+  marshmallow itself, so their hooks run.
+* :func:`wire_to_python` and :func:`python_to_wire` rename keys without validating: the read path.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import marshmallow
-from marshmallow import EXCLUDE, fields
+from marshmallow import EXCLUDE, ValidationError, fields
 
 from core.meta.errors import FieldError, FieldErrorType
 
@@ -48,6 +54,7 @@ ONE, LIST, MAP = "one", "list", "map"
 class FieldShape:
     attr: str
     key: str
+    field: fields.Field
     child: Shape | None  # set when the field holds schema-shaped values
     container: str  # ONE, LIST or MAP: how ``child`` values are held
 
@@ -56,9 +63,11 @@ class FieldShape:
 class Shape:
     """The name mappings of one schema, compiled for speed."""
 
-    name: str
+    schema: Schema
     by_key: dict[str, FieldShape] = field(default_factory=dict)
     by_attr: dict[str, FieldShape] = field(default_factory=dict)
+    required: list[FieldShape] = field(default_factory=list)
+    has_hooks: bool = False  # marshmallow must load it, so the hooks run
 
 
 _shapes: dict[type, Shape] = {}
@@ -81,12 +90,14 @@ def shape_of(schema: Schema | type[Schema]) -> Shape:
     if shape is not None:
         return shape
     instance = schema() if isinstance(schema, type) else schema
-    shape = _shapes[cls] = Shape(cls.__name__)
+    shape = _shapes[cls] = Shape(instance, has_hooks=any(instance._hooks.values()))
     for attr, f in instance.fields.items():
         nested, container = _nested_schema(f)
-        fs = FieldShape(attr, f.data_key or attr, shape_of(nested) if nested else None, container)
+        fs = FieldShape(attr, f.data_key or attr, f, shape_of(nested) if nested else None, container)
         shape.by_key[fs.key] = fs
         shape.by_attr[attr] = fs
+        if f.required:
+            shape.required.append(fs)
     return shape
 
 
@@ -121,31 +132,8 @@ def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def unknown_fields(shape: Shape, wire: Any, path: str = "", skip: frozenset[str] = frozenset()) -> list[str]:
-    """Paths of fields the schema does not declare, as kube-apiserver spells them (``spec.foo``)."""
-    found: list[str] = []
-    if not isinstance(wire, dict):
-        return found
-    for key, value in wire.items():
-        if key in skip:
-            continue
-        fs = shape.by_key.get(key)
-        where = f"{path}.{key}" if path else key
-        if fs is None:
-            found.append(where)
-        elif fs.child is not None and value is not None:
-            if fs.container == ONE:
-                found += unknown_fields(fs.child, value, where)
-            elif fs.container == LIST and isinstance(value, list):
-                for i, item in enumerate(value):
-                    found += unknown_fields(fs.child, item, f"{where}[{i}]")
-            elif fs.container == MAP and isinstance(value, dict):
-                for k, item in value.items():
-                    found += unknown_fields(fs.child, item, f"{where}.{k}")
-    return found
-
-
 def _flatten(messages: Any, path: str, out: list[FieldError]) -> None:
+    """marshmallow's nested error messages as field errors with kube-style paths."""
     if isinstance(messages, dict):
         for key, sub in messages.items():
             if key == "_schema":
@@ -162,11 +150,87 @@ def _flatten(messages: Any, path: str, out: list[FieldError]) -> None:
                 out.append(FieldError(FieldErrorType.TYPE_INVALID, path, str(message)))
 
 
-def load(schema: Schema, wire: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
-    """Validate the shape and types of ``wire``; returns Python-named data and the errors found."""
+@dataclass(slots=True)
+class Loaded:
+    """What :func:`load` found: the Python-named data, type errors and unknown field paths."""
+
+    data: dict[str, Any]
+    errors: list[FieldError]
+    unknown: list[str]
+
+
+def load(shape: Shape, wire: dict[str, Any], skip: frozenset[str] = frozenset()) -> Loaded:
+    """Validate a client's object against its schema (``skip``: top-level keys to pass over)."""
+    result = Loaded({}, [], [])
+    result.data = _load(shape, {k: v for k, v in wire.items() if k not in skip} if skip else wire, "", result)
+    return result
+
+
+def _load(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict[str, Any]:
+    if shape.has_hooks:
+        return _load_with_marshmallow(shape, wire, path, result)
+    out: dict[str, Any] = {}
+    for key, value in wire.items():
+        where = f"{path}.{key}" if path else key
+        fs = shape.by_key.get(key)
+        if fs is None:
+            result.unknown.append(where)
+        elif value is None:
+            out[fs.attr] = None
+        elif fs.child is None:
+            try:
+                out[fs.attr] = fs.field.deserialize(value, key, wire)
+            except ValidationError as err:
+                _flatten(err.messages, where, result.errors)
+        else:
+            loaded = _load_nested(fs, value, where, result)
+            if loaded is not None:
+                out[fs.attr] = loaded
+    for fs in shape.required:
+        if wire.get(fs.key) is None:
+            result.errors.append(FieldError(FieldErrorType.REQUIRED, f"{path}.{fs.key}" if path else fs.key))
+    return out
+
+
+def _load_nested(fs: FieldShape, value: Any, where: str, result: Loaded) -> Any:
+    child = fs.child
+    assert child is not None
+    if fs.container == LIST:
+        if not isinstance(value, list):
+            return _type_error(where, "list", result)
+        out: Any = [_load_item(child, item, f"{where}[{i}]", result) for i, item in enumerate(value)]
+    elif not isinstance(value, dict):
+        return _type_error(where, "object", result)
+    elif fs.container == ONE:
+        out = _load(child, value, where, result)
+    else:
+        out = {k: _load_item(child, item, f"{where}.{k}", result) for k, item in value.items()}
+    for validator in fs.field.validators:
+        try:
+            validator(out)
+        except ValidationError as err:
+            _flatten(err.messages, where, result.errors)
+    return out
+
+
+def _load_item(child: Shape, item: Any, where: str, result: Loaded) -> Any:
+    if item is None:
+        return None
+    if not isinstance(item, dict):
+        return _type_error(where, "object", result)
+    return _load(child, item, where, result)
+
+
+def _type_error(where: str, kind: str, result: Loaded) -> None:
+    result.errors.append(FieldError(FieldErrorType.TYPE_INVALID, where, f"must be a JSON {kind}"))
+
+
+def _load_with_marshmallow(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict[str, Any]:
+    for key in wire:
+        if key not in shape.by_key:
+            result.unknown.append(f"{path}.{key}" if path else key)
     try:
-        return schema.load(wire), []
-    except marshmallow.ValidationError as err:
-        errors: list[FieldError] = []
-        _flatten(err.messages, "", errors)
-        return {}, errors
+        return shape.schema.load(wire)
+    except ValidationError as err:
+        _flatten(err.messages, path, result.errors)
+        return {}

@@ -20,7 +20,7 @@ from typing import Any
 from core.meta import errors
 from core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
 from core.runtime.objects import build, field_names, unbuild
-from core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, unknown_fields, wire_to_python
+from core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, wire_to_python
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 Defaulter = Callable[[dict[str, Any]], None]
@@ -69,16 +69,16 @@ class ResourceType:
         Raises 400 BadRequest for unknown fields (Strict) and for wrong types.
         """
         v = self.versions[version]
+        loaded = load(v.shape, wire, skip=_TYPE_META)
         warnings: list[str] = []
-        if field_validation != IGNORE:
-            unknown = unknown_fields(v.shape, wire, skip=_TYPE_META)
-            if unknown and field_validation == STRICT:
-                listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-                raise self._cannot_handle(version, f"strict decoding error: {listed}")
-            warnings = [f'unknown field "{p}"' for p in unknown]
-        data, problems = load(v.schema, wire)
-        if problems:
-            raise self._cannot_handle(version, "; ".join(map(str, problems)), problems)
+        if loaded.unknown and field_validation == STRICT:
+            listed = ", ".join(f'unknown field "{p}"' for p in loaded.unknown)
+            raise self._cannot_handle(version, f"strict decoding error: {listed}")
+        if loaded.unknown and field_validation == WARN:
+            warnings = [f'unknown field "{p}"' for p in loaded.unknown]
+        if loaded.errors:
+            raise self._cannot_handle(version, "; ".join(map(str, loaded.errors)), loaded.errors)
+        data = loaded.data
         for default in v.defaulters:
             default(data)
         if v.to_internal is not None:

@@ -19,6 +19,7 @@ from aiohttp import web
 from core.meta import errors
 from core.registry.registry import Registry
 from core.registry.store import Store, WatchEvent
+from core.registry.stored import StoredObject
 from core.registry.strategy import RequestContext
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType, Scheme
@@ -70,8 +71,8 @@ class ResourceEndpoints:
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        wire = await store.get(_context(request, info), info.name)
-        return negotiation.respond(request, 200, _to_version(rt, wire, info.version))
+        stored = await store.get(_context(request, info), info.name)
+        return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_or_watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         if params.flag(request.query, "watch"):
@@ -88,6 +89,7 @@ class ResourceEndpoints:
         await response.prepare(request)
         last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
+        api_version = GroupVersion(rt.group, info.version).api_version
         task = asyncio.current_task()
         assert task is not None
         self._watches.add(task)
@@ -96,12 +98,11 @@ class ResourceEndpoints:
                 if event is None:  # idle: tell the client how far it is up to date
                     if not last_rv:
                         continue
-                    event = WatchEvent("BOOKMARK", {"kind": rt.kind, "apiVersion": GroupVersion(rt.group, info.version).api_version, "metadata": {"resourceVersion": last_rv}})
-                    obj = event.obj
+                    kind, obj = "BOOKMARK", {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": last_rv}}
                 else:
-                    last_rv = event.obj["metadata"]["resourceVersion"]
-                    obj = _to_version(rt, event.obj, info.version)
-                await response.write(orjson.dumps({"type": event.type, "object": obj}) + b"\n")
+                    last_rv = str(event.obj.revision)
+                    kind, obj = event.type, _to_version(rt, event.obj, info.version)
+                await response.write(orjson.dumps({"type": kind, "object": obj}) + b"\n")
         except errors.APIError as err:
             await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
         finally:
@@ -115,8 +116,8 @@ class ResourceEndpoints:
         body = await _decode_object(request, rt, info.version)
         ctx = _context(request, info)
         obj, warnings = rt.decode(body, info.version, params.field_validation(request.query))
-        wire = await store.create(ctx, obj)
-        return negotiation.respond(request, 201, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+        stored = await store.create(ctx, obj)
+        return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         body = await _decode_object(request, rt, info.version)
@@ -129,8 +130,8 @@ class ResourceEndpoints:
             warnings[:] = found
             return obj
 
-        wire, created = await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 201 if created else 200, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+        stored, created = await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         content_type = negotiation.media_type(request.headers.get("Content-Type"))
@@ -152,15 +153,15 @@ class ResourceEndpoints:
             warnings[:] = found
             return obj
 
-        wire, _ = await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 200, _to_version(rt, wire, info.version), warnings + ctx.warnings)
+        stored, _ = await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         opts = params.delete_options(request.query, await _optional_body(request))
-        wire, gone = await store.delete(_context(request, info), info.name, opts)
+        stored, gone = await store.delete(_context(request, info), info.name, opts)
         if not gone:
-            return negotiation.respond(request, 202, _to_version(rt, wire, info.version))
-        return negotiation.respond(request, 200, _success(rt, wire))
+            return negotiation.respond(request, 202, _to_version(rt, stored, info.version))
+        return negotiation.respond(request, 200, _success(rt, stored))
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         opts = params.delete_options(request.query, await _optional_body(request))
@@ -185,11 +186,14 @@ def _not_found() -> errors.APIError:
     return errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource", {})
 
 
-def _to_version(rt: ResourceType, wire: dict[str, Any], version: str) -> dict[str, Any]:
-    return rt.convert(wire, rt.storage_version, version)
+def _to_version(rt: ResourceType, stored: StoredObject, version: str) -> dict[str, Any] | orjson.Fragment:
+    """The object in ``version``: the stored bytes as they are when that is the storage version."""
+    if version == rt.storage_version:
+        return stored.fragment()
+    return rt.convert(stored.obj, rt.storage_version, version)
 
 
-def _list_body(rt: ResourceType, version: str, items: list[dict[str, Any]], rv: str, token: str) -> dict[str, Any]:
+def _list_body(rt: ResourceType, version: str, items: list[StoredObject], rv: str, token: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
     if token:
         meta["continue"] = token
@@ -201,8 +205,8 @@ def _list_body(rt: ResourceType, version: str, items: list[dict[str, Any]], rv: 
     }
 
 
-def _success(rt: ResourceType, wire: dict[str, Any]) -> dict[str, Any]:
-    meta = wire["metadata"]
+def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
+    meta = stored.obj["metadata"]
     details = {"name": meta["name"], "kind": rt.plural, "uid": meta.get("uid", "")}
     if rt.group:
         details["group"] = rt.group

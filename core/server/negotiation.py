@@ -76,9 +76,8 @@ def wants_yaml(request: web.Request) -> bool:
 def respond(request: web.Request, status: int, body: Any, warnings: list[str] | None = None) -> web.Response:
     """A response with ``body`` as JSON (or YAML when asked) and Warning headers."""
     if wants_yaml(request):
-        response = web.Response(
-            status=status, body=yaml.safe_dump(body, sort_keys=False).encode(), content_type=YAML
-        )
+        plain = orjson.loads(orjson.dumps(body))  # resolves orjson.Fragment parts
+        response = web.Response(status=status, body=yaml.safe_dump(plain, sort_keys=False).encode(), content_type=YAML)
     else:
         response = web.Response(status=status, body=orjson.dumps(body), content_type=JSON)
     for text in warnings or ():

@@ -1,0 +1,180 @@
+"""API server speed against bare aiohttp, measured side by side in one run.
+
+Both servers run as separate processes on loopback, driven by the same aiohttp client:
+
+* GET of one Deployment (req/s), 16 concurrent keep-alive clients;
+* create of Deployments (req/s), 16 concurrent clients (kplane: SQLite, synchronous=FULL);
+* LIST of 5,000 Deployments (ms, median of 5).
+
+The baseline (``bench/baseline_server.py``) returns the same bytes kplane returned, so a ratio
+shows what the API machinery costs on top of the HTTP framework.
+
+    python bench/api_bench.py [--seconds 3] [--list-size 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+HERE = Path(__file__).parent
+PATH = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def deployment(name: str) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]},
+            },
+        },
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def wait_ready(url: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(400):
+            try:
+                async with session.get(f"{url}/readyz") as reply:
+                    if reply.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.025)
+    raise RuntimeError(f"{url} never became ready")
+
+
+async def rate(url: str, seconds: float, concurrency: int, make_request) -> float:
+    """Requests per second that ``concurrency`` clients complete in ``seconds``."""
+    done = 0
+    deadline = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(base_url=url, connector=connector) as session:
+
+        async def client(worker: int) -> None:
+            nonlocal done
+            i = 0
+            while time.monotonic() < deadline:
+                status = await make_request(session, worker, i)
+                assert status < 300, status
+                done += 1
+                i += 1
+
+        began = time.monotonic()
+        await asyncio.gather(*(client(w) for w in range(concurrency)))
+        return done / (time.monotonic() - began)
+
+
+async def list_ms(url: str, repeat: int = 5) -> float:
+    times = []
+    async with aiohttp.ClientSession(base_url=url) as session:
+        for _ in range(repeat):
+            began = time.perf_counter()
+            async with session.get(PATH) as reply:
+                await reply.read()
+            times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
+async def fill(url: str, count: int, concurrency: int = 16) -> None:
+    async with aiohttp.ClientSession(base_url=url, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+        queue = list(range(count))
+
+        async def worker() -> None:
+            while queue:
+                i = queue.pop()
+                async with session.post(PATH, json=deployment(f"fill-{i:05d}")) as reply:
+                    assert reply.status == 201, await reply.text()
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def main(seconds: float, list_size: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        kport, bport = free_port(), free_port()
+        kplane_url, base_url = f"http://127.0.0.1:{kport}", f"http://127.0.0.1:{bport}"
+        server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(kport), "--data-dir", tmp],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        baseline = None
+        try:
+            await wait_ready(kplane_url)
+            async with aiohttp.ClientSession(base_url=kplane_url) as session:
+                async with session.post(PATH, json=deployment("one")) as reply:
+                    created = await reply.read()
+                async with session.get(f"{PATH}/one") as reply:
+                    one = await reply.read()
+
+            async def create(session: aiohttp.ClientSession, worker: int, i: int) -> int:
+                async with session.post(PATH, json=deployment(f"c-{worker}-{i}")) as reply:
+                    await reply.read()
+                    return reply.status
+
+            async def get(session: aiohttp.ClientSession, worker: int, i: int) -> int:
+                async with session.get(f"{PATH}/one") as reply:
+                    await reply.read()
+                    return reply.status
+
+            k_get = await rate(kplane_url, seconds, 16, get)
+            k_create = await rate(kplane_url, seconds, 16, create)
+            async with aiohttp.ClientSession(base_url=kplane_url) as session:
+                async with session.get(PATH) as reply:
+                    existing = len(json.loads(await reply.read())["items"])
+            await fill(kplane_url, max(0, list_size - existing))
+            k_list = await list_ms(kplane_url)
+            async with aiohttp.ClientSession(base_url=kplane_url) as session:
+                async with session.get(PATH) as reply:
+                    list_body = await reply.read()
+
+            bodies = Path(tmp) / "bodies"
+            bodies.mkdir()
+            (bodies / "get").write_bytes(one)
+            (bodies / "create").write_bytes(created)
+            (bodies / "list").write_bytes(list_body)
+            baseline = subprocess.Popen([sys.executable, str(HERE / "baseline_server.py"), str(bport), str(bodies)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await wait_ready(base_url)
+            b_get = await rate(base_url, seconds, 16, get)
+            b_create = await rate(base_url, seconds, 16, create)
+            b_list = await list_ms(base_url)
+        finally:
+            server.terminate()
+            server.wait()
+            if baseline is not None:
+                baseline.terminate()
+                baseline.wait()
+
+    items = len(json.loads(list_body)["items"])
+    print(f"{'measure':<34}{'bare aiohttp':>14}{'kplane':>12}{'kplane/bare':>13}")
+    print(f"{'GET one Deployment (req/s)':<34}{b_get:>14.0f}{k_get:>12.0f}{k_get / b_get:>13.2f}")
+    print(f"{'create Deployment, 16 clients (req/s)':<34}{b_create:>14.0f}{k_create:>12.0f}{k_create / b_create:>13.2f}")
+    print(f"{f'LIST {items} Deployments (ms)':<34}{b_list:>14.1f}{k_list:>12.1f}{k_list / b_list:>13.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--list-size", type=int, default=5000)
+    args = parser.parse_args()
+    asyncio.run(main(args.seconds, args.list_size))
