@@ -28,6 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
+    serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             address=args.address,
             port=args.port,
             disabled_plugins=frozenset(args.disable_plugin),
+            run_controllers=not args.no_controllers,
         )
         try:
             return asyncio.run(_serve(config))

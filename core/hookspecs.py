@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from core.controllers.manager import ControllerManager
     from core.registry.admission import AdmissionChain
     from core.registry.registry import Registry
     from core.runtime.scheme import Scheme
@@ -90,5 +91,11 @@ async def kplane_post_start(registry: Registry) -> None:
 
 
 @hookspec
-def kplane_register_controllers(manager: object) -> None:
-    """Add controllers for the controller-manager to run (see the controllers issue)."""
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    """Add controllers for the controller-manager to run.
+
+    A controller is an object with ``async def run(self)`` that works until cancelled; it
+    reaches the server through ``manager.client`` like any other client::
+
+        manager.add("widget-sizer", WidgetSizer(manager.client))
+    """

@@ -15,6 +15,7 @@ from types import ModuleType
 import pluggy
 
 from core import hookspecs
+from core.controllers.manager import ControllerManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
@@ -83,3 +84,6 @@ class PluginManager:
 
     async def post_start(self, registry: Registry) -> None:
         await self._call("kplane_post_start", registry=registry)
+
+    async def register_controllers(self, manager: ControllerManager) -> None:
+        await self._call("kplane_register_controllers", manager=manager)

@@ -155,6 +155,10 @@ def test_pods_configmaps_and_namespaces(kubectl):
     assert kubectl.run("get", "all", "-n", "team", "-o", "name").stdout.strip() == ""
     refused = kubectl.run("create", "-f", "-", "-n", "nowhere", "--validate=false", stdin=CONFIGMAP, check=False)
     assert refused.returncode == 1 and 'namespaces "nowhere" not found' in refused.stderr
+    kubectl.apply_file("create", CONFIGMAP, "-n", "team")
+    assert kubectl.run("delete", "namespace", "team", timeout=60).stdout.strip() == 'namespace "team" deleted'
+    assert kubectl.run("get", "namespace", "team", check=False).returncode == 1
+    assert kubectl.run("get", "configmaps", "-A", "-o", "name").stdout.strip() == ""
 
 
 def test_errors_come_back_as_kubectl_prints_them(kubectl):

@@ -10,6 +10,9 @@ from pathlib import Path
 import yaml
 from aiohttp import web
 
+from core.client.rest import RESTClient
+from core.controllers.manager import ControllerManager
+from core.controllers.namespace import NamespaceController
 from core.plugins import PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
@@ -31,6 +34,7 @@ class ServerConfig:
     disabled_plugins: frozenset[str] = frozenset()
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
+    run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
 
     @property
@@ -49,6 +53,7 @@ class APIServer:
         self.storage: Storage | None = None
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
+        self.controllers: ControllerManager | None = None
         self.url = ""
 
     async def start(self) -> None:
@@ -71,12 +76,20 @@ class APIServer:
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[READY]["ready"] = True
+        if cfg.run_controllers:
+            self.controllers = ControllerManager(RESTClient(self.url))
+            self.controllers.add("namespace", NamespaceController(self.controllers.client))
+            await self.plugins.register_controllers(self.controllers)
+            self.controllers.start()
 
     @property
     def kubeconfig_path(self) -> Path:
         return self.config.data_dir / "kubeconfig"
 
     async def stop(self) -> None:
+        if self.controllers is not None:
+            await self.controllers.stop()
+            await self.controllers.client.close()
         if self.runner is not None:
             await self.runner.cleanup()
         if self.storage is not None:

@@ -1,0 +1,33 @@
+"""Which resources a server serves, from its legacy discovery documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.client.rest import RESTClient
+
+
+@dataclass(frozen=True, slots=True)
+class APIResource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    verbs: frozenset[str]
+
+
+async def server_resources(client: RESTClient) -> list[APIResource]:
+    """Every top-level resource in each group's preferred version (subresources left out)."""
+    found: list[APIResource] = []
+    core = await client.request("GET", "/api")
+    group_versions = [("", v) for v in core.get("versions", [])[:1]]
+    groups = await client.request("GET", "/apis")
+    group_versions += [(g["name"], g["preferredVersion"]["version"]) for g in groups.get("groups", [])]
+    for group, version in group_versions:
+        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        listing = await client.request("GET", path)
+        for r in listing.get("resources", []):
+            if "/" not in r["name"]:
+                found.append(APIResource(group, version, r["name"], r["kind"], r["namespaced"], frozenset(r.get("verbs", ()))))
+    return found

@@ -1,0 +1,1 @@
+"""The controller-manager and the generic controllers every installation runs."""
