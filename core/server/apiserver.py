@@ -71,7 +71,7 @@ class APIServer:
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
         await site.start()
         host, port = self.runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
         await self.plugins.post_start(self.registry)
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
