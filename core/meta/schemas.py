@@ -38,8 +38,8 @@ class ObjectMetaSchema(Schema):
     deletion_grace_period_seconds = fields.Int()
     labels = fields.StrMap()
     annotations = fields.StrMap()
-    owner_references = fields.List(fields.Nested(OwnerReferenceSchema))
-    finalizers = fields.List(fields.Str())
+    owner_references = fields.List(fields.Nested(OwnerReferenceSchema), metadata=fields.merge_by("uid"))
+    finalizers = fields.List(fields.Str(), metadata={"patch_strategy": "merge", "list_type": "set"})
     managed_fields = fields.List(fields.Nested(ManagedFieldsEntrySchema))
 
 

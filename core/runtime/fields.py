@@ -3,6 +3,18 @@
 marshmallow's stock Integer accepts ``"3"`` and its Boolean accepts ``"yes"``; a Kubernetes server
 refuses both, and so do these. Every field accepts ``null`` as "not set", like Go's decoder.
 Use them through ``from core.runtime import fields`` in plugin schemas.
+
+What the server and clients need to know about a field beyond its type goes in marshmallow's
+``metadata`` dict, under these keys (OpenAPI and strategic merge patch read them):
+
+``description``
+    Shown by ``kubectl explain``.
+``patch_strategy`` / ``patch_merge_key``
+    Strategic merge patch for lists: ``merge`` lists of objects are merged by the merge key
+    (``metadata=merge_by("name")``); ``retainKeys`` on a union struct drops the keys a patch
+    does not mention; ``merge`` on a list of strings makes it a set.
+``list_type`` / ``list_map_keys``
+    ``atomic``, ``set`` or ``map`` (with its keys), as ``x-kubernetes-list-type``.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ __all__ = [
     "Str",
     "StrMap",
     "Time",
+    "merge_by",
 ]
 
 
@@ -103,6 +116,12 @@ class Time(fields.Field):
         if not isinstance(value, str) or not _RFC3339.match(value):
             raise self.make_error("invalid")
         return value
+
+
+def merge_by(key: str, *, retain_keys: bool = False, **more: Any) -> dict[str, Any]:
+    """Field metadata for a list of objects merged by ``key`` (``patchMergeKey``)."""
+    strategy = "merge,retainKeys" if retain_keys else "merge"
+    return {"patch_strategy": strategy, "patch_merge_key": key, "list_type": "map", "list_map_keys": [key], **more}
 
 
 def StrMap(**kwargs: Any) -> fields.Dict:

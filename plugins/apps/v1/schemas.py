@@ -22,7 +22,7 @@ class DeploymentSpecSchema(Schema):
     replicas = fields.Int()
     selector = fields.Nested(LabelSelectorSchema)
     template = fields.Nested(PodTemplateSpecSchema)
-    strategy = fields.Nested(DeploymentStrategySchema)
+    strategy = fields.Nested(DeploymentStrategySchema, metadata={"patch_strategy": "retainKeys"})
     min_ready_seconds = fields.Int()
     revision_history_limit = fields.Int()
     paused = fields.Bool()
@@ -46,7 +46,7 @@ class DeploymentStatusSchema(Schema):
     available_replicas = fields.Int()
     unavailable_replicas = fields.Int()
     terminating_replicas = fields.Int()
-    conditions = fields.List(fields.Nested(DeploymentConditionSchema))
+    conditions = fields.List(fields.Nested(DeploymentConditionSchema), metadata=fields.merge_by("type"))
     collision_count = fields.Int()
 
 
@@ -78,7 +78,7 @@ class ReplicaSetStatusSchema(Schema):
     available_replicas = fields.Int()
     terminating_replicas = fields.Int()
     observed_generation = fields.Int()
-    conditions = fields.List(fields.Nested(ReplicaSetConditionSchema))
+    conditions = fields.List(fields.Nested(ReplicaSetConditionSchema), metadata=fields.merge_by("type"))
 
 
 class ReplicaSetSchema(Schema):

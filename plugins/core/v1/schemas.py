@@ -41,7 +41,7 @@ class NamespaceSpecSchema(Schema):
 
 class NamespaceStatusSchema(Schema):
     phase = fields.Str()
-    conditions = fields.List(fields.Nested(NamespaceConditionSchema))
+    conditions = fields.List(fields.Nested(NamespaceConditionSchema), metadata=fields.merge_by("type"))
 
 
 class NamespaceSchema(Schema):
@@ -87,14 +87,14 @@ class ContainerSchema(Schema):
     command = fields.List(fields.Str())
     args = fields.List(fields.Str())
     working_dir = fields.Str()
-    ports = fields.List(fields.Nested(ContainerPortSchema))
+    ports = fields.List(fields.Nested(ContainerPortSchema), metadata=fields.merge_by("containerPort", list_map_keys=["containerPort", "protocol"]))
     env_from = fields.List(fields.Dict())
-    env = fields.List(fields.Nested(EnvVarSchema))
+    env = fields.List(fields.Nested(EnvVarSchema), metadata=fields.merge_by("name"))
     resources = fields.Nested(ResourceRequirementsSchema)
     resize_policy = fields.List(fields.Dict())
     restart_policy = fields.Str()
-    volume_mounts = fields.List(fields.Nested(VolumeMountSchema))
-    volume_devices = fields.List(fields.Dict())
+    volume_mounts = fields.List(fields.Nested(VolumeMountSchema), metadata=fields.merge_by("mountPath"))
+    volume_devices = fields.List(fields.Dict(), metadata=fields.merge_by("devicePath"))
     liveness_probe = fields.Dict()
     readiness_probe = fields.Dict()
     startup_probe = fields.Dict()
@@ -109,10 +109,10 @@ class ContainerSchema(Schema):
 
 
 class PodSpecSchema(Schema):
-    volumes = fields.List(fields.Dict())
-    init_containers = fields.List(fields.Nested(ContainerSchema))
-    containers = fields.List(fields.Nested(ContainerSchema))
-    ephemeral_containers = fields.List(fields.Dict())
+    volumes = fields.List(fields.Dict(), metadata=fields.merge_by("name", retain_keys=True))
+    init_containers = fields.List(fields.Nested(ContainerSchema), metadata=fields.merge_by("name"))
+    containers = fields.List(fields.Nested(ContainerSchema), metadata=fields.merge_by("name"))
+    ephemeral_containers = fields.List(fields.Dict(), metadata=fields.merge_by("name"))
     restart_policy = fields.Str()
     termination_grace_period_seconds = fields.Int()
     active_deadline_seconds = fields.Int()
@@ -127,13 +127,13 @@ class PodSpecSchema(Schema):
     host_ipc = fields.Bool(data_key="hostIPC")
     share_process_namespace = fields.Bool()
     security_context = fields.Dict()
-    image_pull_secrets = fields.List(fields.Nested(LocalObjectReferenceSchema))
+    image_pull_secrets = fields.List(fields.Nested(LocalObjectReferenceSchema), metadata=fields.merge_by("name"))
     hostname = fields.Str()
     subdomain = fields.Str()
     affinity = fields.Dict()
     scheduler_name = fields.Str()
     tolerations = fields.List(fields.Dict())
-    host_aliases = fields.List(fields.Dict())
+    host_aliases = fields.List(fields.Dict(), metadata=fields.merge_by("ip"))
     priority_class_name = fields.Str()
     priority = fields.Int()
     dns_config = fields.Dict()
@@ -142,7 +142,7 @@ class PodSpecSchema(Schema):
     enable_service_links = fields.Bool()
     preemption_policy = fields.Str()
     overhead = fields.Dict(keys=fields.Str(), values=fields.Quantity())
-    topology_spread_constraints = fields.List(fields.Dict())
+    topology_spread_constraints = fields.List(fields.Dict(), metadata=fields.merge_by("topologyKey", list_map_keys=["topologyKey", "whenUnsatisfiable"]))
     set_hostname_as_fqdn = fields.Bool(data_key="setHostnameAsFQDN")
     os = fields.Dict()
     host_users = fields.Bool()
@@ -163,7 +163,7 @@ class PodConditionSchema(Schema):
 class PodStatusSchema(Schema):
     observed_generation = fields.Int()
     phase = fields.Str()
-    conditions = fields.List(fields.Nested(PodConditionSchema))
+    conditions = fields.List(fields.Nested(PodConditionSchema), metadata=fields.merge_by("type"))
     message = fields.Str()
     reason = fields.Str()
     nominated_node_name = fields.Str()
@@ -240,6 +240,6 @@ class SecretSchema(Schema):
 
 class ServiceAccountSchema(Schema):
     metadata = fields.Nested(ObjectMetaSchema)
-    secrets = fields.List(fields.Nested(ObjectReferenceSchema))
+    secrets = fields.List(fields.Nested(ObjectReferenceSchema), metadata=fields.merge_by("name"))
     image_pull_secrets = fields.List(fields.Nested(LocalObjectReferenceSchema))
     automount_service_account_token = fields.Bool()
