@@ -183,3 +183,19 @@ def test_get_watch_streams_changes(kubectl):
         watcher.terminate()
         watcher.wait(timeout=10)
     assert first == second == third == "configmap/settings"
+
+
+def test_get_prints_server_side_tables(kubectl):
+    kubectl.apply_file("create", DEPLOYMENT.replace("name: web", "name: tabled", 1).replace("app: web", "app: tabled"))
+    lines = kubectl.run("get", "deploy", "tabled").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert lines[1].split()[:4] == ["tabled", "0/2", "0", "0"]
+    wide = kubectl.run("get", "deploy", "tabled", "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
+    assert wide[1].split()[-3:] == ["nginx", "nginx:1.25", "app=tabled"]
+    kubectl.apply_file("create", DEPLOYMENT.replace("name: web", "name: small", 1).replace("replicas: 2", "replicas: 1"))
+    ordered = kubectl.run("get", "deploy", "--sort-by=.spec.replicas", "-o", "name").stdout.split()
+    assert ordered == ["deployment.apps/small", "deployment.apps/tabled"]
+    labelled = kubectl.run("get", "deploy", "-A", "--show-labels").stdout.splitlines()
+    assert labelled[0].split()[0] == "NAMESPACE" and labelled[0].split()[-1] == "LABELS"
+    kubectl.run("delete", "deploy", "tabled", "small")

@@ -11,12 +11,13 @@ Strategies work on internal objects (dataclasses with a ``metadata`` ObjectMeta)
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.meta.errors import FieldError
 from core.meta.validation import is_dns1123_subdomain
+from core.registry.printing import DEFAULT_COLUMNS, Column
 
 # k8s' name generator alphabet: no vowels (no accidental words), no confusable characters.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -50,6 +51,8 @@ class Strategy:
     selectable_fields: Mapping[str, str] = {}
     #: Validates metadata.name; returns problem descriptions (k8s ``ValidateNameFunc``).
     name_validator: Callable[[str], list[str]] = staticmethod(is_dns1123_subdomain)
+    #: What ``kubectl get`` shows (see :mod:`core.registry.printing`).
+    columns: Sequence[Column] = DEFAULT_COLUMNS
 
     def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
         """Normalise a new object before validation (e.g. clear status, set generation 1)."""

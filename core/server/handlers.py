@@ -23,7 +23,7 @@ from core.registry.stored import StoredObject
 from core.registry.strategy import RequestContext
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType, Scheme
-from core.server import negotiation, params, patch
+from core.server import negotiation, params, patch, tables
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
@@ -71,20 +71,35 @@ class ResourceEndpoints:
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        printer = self._printer(request, info, rt)
         stored = await store.get(_context(request, info), info.name)
+        if printer is not None:
+            return tables.table_response(200, printer.table([stored]))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_or_watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         if params.flag(request.query, "watch"):
             return await self.watch(request, info, rt, store)
+        printer = self._printer(request, info, rt)
         page = await store.list(_context(request, info), params.list_options(request.query))
+        if printer is not None:
+            return tables.table_response(200, printer.table(page.items, page.resource_version, page.continue_))
         return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
+
+    def _printer(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> tables.TableBuilder | None:
+        """A TableBuilder when the client asked for a Table (``kubectl get``), else None."""
+        if not tables.wants_table(request):
+            return None
+        strategy = self.registry.strategy(rt.group, rt.plural)
+        return tables.TableBuilder(rt, strategy.columns if strategy else (), info.version, tables.include_object(request))
 
     async def watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
+        printer = self._printer(request, info, rt)
         events = await store.watch(_context(request, info), opts)
-        response = web.StreamResponse(headers={"Content-Type": negotiation.JSON, "Cache-Control": "no-cache"})
+        content_type = tables.TABLE if printer is not None else negotiation.JSON
+        response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
         await response.prepare(request)
         last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
@@ -101,7 +116,8 @@ class ResourceEndpoints:
                     kind, obj = "BOOKMARK", {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": last_rv}}
                 else:
                     last_rv = str(event.obj.revision)
-                    kind, obj = event.type, _to_version(rt, event.obj, info.version)
+                    kind = event.type
+                    obj = printer.table([event.obj]) if printer is not None else _to_version(rt, event.obj, info.version)
                 await response.write(orjson.dumps({"type": kind, "object": obj}) + b"\n")
         except errors.APIError as err:
             await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")

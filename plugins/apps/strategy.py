@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from core.meta.errors import FieldError
 from core.registry.strategy import RequestContext, Strategy
-from plugins.apps import validation
+from plugins.apps import printers, validation
 from plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
 
 Workload = Deployment | ReplicaSet
@@ -48,6 +48,7 @@ class WorkloadStatusStrategy(Strategy):
 
 class DeploymentStrategy(_WorkloadStrategy):
     status_type = DeploymentStatus
+    columns = printers.DEPLOYMENT_COLUMNS
 
     def _generation_changed(self, obj: Deployment, old: Deployment) -> bool:
         return obj.spec != old.spec or obj.metadata.annotations != old.metadata.annotations
@@ -58,6 +59,7 @@ class DeploymentStrategy(_WorkloadStrategy):
 
 class ReplicaSetStrategy(_WorkloadStrategy):
     status_type = ReplicaSetStatus
+    columns = printers.REPLICA_SET_COLUMNS
 
     def validate(self, ctx: RequestContext, obj: ReplicaSet) -> list[FieldError]:
         return validation.validate_replica_set_spec(obj.spec)

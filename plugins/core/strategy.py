@@ -7,7 +7,7 @@ from typing import Any
 from core.meta.errors import FieldError, invalid
 from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label
 from core.registry.strategy import RequestContext, Strategy
-from plugins.core import validation
+from plugins.core import printers, validation
 from plugins.core.types import ConfigMap, Event, Namespace, NamespaceSpec, NamespaceStatus, Pod, PodStatus, Secret
 
 FINALIZER_KUBERNETES = "kubernetes"
@@ -20,6 +20,7 @@ class NamespaceStrategy(Strategy):
     marks it Terminating while the namespace controller empties it."""
 
     name_validator = staticmethod(is_dns1123_label)
+    columns = printers.NAMESPACE_COLUMNS
 
     def prepare_for_create(self, ctx: RequestContext, obj: Namespace) -> None:
         obj.status = NamespaceStatus(phase="Active")
@@ -59,6 +60,7 @@ class NamespaceFinalizeStrategy(NamespaceStrategy):
 
 # -- Pod ---------------------------------------------------------------------------------------
 class PodStrategy(Strategy):
+    columns = printers.POD_COLUMNS
     selectable_fields = {
         "spec.nodeName": "spec.nodeName",
         "spec.restartPolicy": "spec.restartPolicy",
@@ -106,6 +108,7 @@ def _qos_class(pod: Pod) -> str:
 
 # -- Event, ConfigMap, Secret ------------------------------------------------------------------
 class EventStrategy(Strategy):
+    columns = printers.EVENT_COLUMNS
     selectable_fields = {
         "involvedObject.kind": "involvedObject.kind",
         "involvedObject.namespace": "involvedObject.namespace",
@@ -128,6 +131,8 @@ class EventStrategy(Strategy):
 
 
 class ConfigMapStrategy(Strategy):
+    columns = printers.CONFIG_MAP_COLUMNS
+
     def validate(self, ctx: RequestContext, obj: ConfigMap) -> list[FieldError]:
         return validation.validate_config_map(obj)
 
@@ -137,6 +142,7 @@ class ConfigMapStrategy(Strategy):
 
 class SecretStrategy(Strategy):
     selectable_fields = {"type": "type"}
+    columns = printers.SECRET_COLUMNS
 
     def validate(self, ctx: RequestContext, obj: Secret) -> list[FieldError]:
         return validation.validate_secret(obj)
@@ -146,6 +152,10 @@ class SecretStrategy(Strategy):
         if obj.type != old.type:
             errs.append(invalid("type", obj.type, FIELD_IMMUTABLE))
         return errs
+
+
+class ServiceAccountStrategy(Strategy):
+    columns = printers.SERVICE_ACCOUNT_COLUMNS
 
 
 def strategies() -> dict[tuple[str, str], Any]:
@@ -159,4 +169,5 @@ def strategies() -> dict[tuple[str, str], Any]:
         ("events", ""): EventStrategy(),
         ("configmaps", ""): ConfigMapStrategy(),
         ("secrets", ""): SecretStrategy(),
+        ("serviceaccounts", ""): ServiceAccountStrategy(),
     }

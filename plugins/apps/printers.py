@@ -1,0 +1,53 @@
+"""Table columns of Deployments and ReplicaSets, as ``kubectl get`` shows them on a cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.registry.printing import AGE, NAME, Column, dig
+
+
+def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return dig(obj, "spec.template.spec.containers", [])
+
+
+def _selector(obj: dict[str, Any]) -> str:
+    """``metav1.FormatLabelSelector``: ``app=web,tier in (a,b)``, ``<none>`` when empty."""
+    selector = dig(obj, "spec.selector", {})
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, key, values = expr.get("operator"), expr.get("key", ""), ",".join(expr.get("values") or [])
+        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+    return ",".join(parts) or "<none>"
+
+
+CONTAINERS = Column("Containers", "string", lambda o: ",".join(c.get("name", "") for c in _containers(o)), priority=1,
+                    description="Names of each container in the template.")
+IMAGES = Column("Images", "string", lambda o: ",".join(c.get("image", "") for c in _containers(o)), priority=1,
+                description="Images referenced by each container in the template.")
+SELECTOR = Column("Selector", "string", _selector, priority=1, description="Label selector for pods.")
+
+DEPLOYMENT_COLUMNS = (
+    NAME,
+    Column("Ready", "string", lambda o: f"{dig(o, 'status.readyReplicas', 0)}/{dig(o, 'spec.replicas', 0)}",
+           description="Number of the pod with ready state"),
+    Column("Up-to-date", "integer", lambda o: dig(o, "status.updatedReplicas", 0),
+           description="Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+    Column("Available", "integer", lambda o: dig(o, "status.availableReplicas", 0),
+           description="Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+)
+
+REPLICA_SET_COLUMNS = (
+    NAME,
+    Column("Desired", "integer", lambda o: dig(o, "spec.replicas", 0), description="Number of desired pods."),
+    Column("Current", "integer", lambda o: dig(o, "status.replicas", 0), description="Number of actual pods."),
+    Column("Ready", "integer", lambda o: dig(o, "status.readyReplicas", 0), description="Number of ready pods."),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+)

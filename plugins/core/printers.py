@@ -1,0 +1,110 @@
+"""Table columns of the core kinds, as ``kubectl get`` shows them on a cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.registry.printing import AGE, NAME, Column, age, dig
+
+
+def pod_status(pod: dict[str, Any]) -> str:
+    """The STATUS column: a waiting or terminated container's reason beats the phase, and a
+    pod being deleted is Terminating (a simplified ``printPod``)."""
+    reason = dig(pod, "status.reason") or dig(pod, "status.phase", "Pending")
+    running = False
+    for status in reversed(dig(pod, "status.containerStatuses", [])):
+        state = status.get("state") or {}
+        waiting, terminated = state.get("waiting") or {}, state.get("terminated") or {}
+        if waiting.get("reason"):
+            reason = waiting["reason"]
+        elif terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated:
+            signal = terminated.get("signal")
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif status.get("ready") and "running" in state:
+            running = True
+    if reason == "Completed" and running:
+        reason = "Running"
+    if pod["metadata"].get("deletionTimestamp"):
+        reason = "Terminating"
+    return reason
+
+
+def _ready(pod: dict[str, Any]) -> str:
+    statuses = dig(pod, "status.containerStatuses", [])
+    return f"{sum(1 for s in statuses if s.get('ready'))}/{len(dig(pod, 'spec.containers', []))}"
+
+
+def _readiness_gates(pod: dict[str, Any]) -> str:
+    gates = dig(pod, "spec.readinessGates", [])
+    if not gates:
+        return "<none>"
+    conditions = {c.get("type"): c.get("status") for c in dig(pod, "status.conditions", [])}
+    return f"{sum(1 for g in gates if conditions.get(g.get('conditionType')) == 'True')}/{len(gates)}"
+
+
+POD_COLUMNS = (
+    NAME,
+    Column("Ready", "string", _ready, description="The aggregate readiness state of this pod for accepting traffic."),
+    Column("Status", "string", pod_status, description="The aggregate status of the containers in this pod."),
+    Column("Restarts", "string", lambda p: str(sum(s.get("restartCount", 0) for s in dig(p, "status.containerStatuses", []))),
+           description="The number of times the containers in this pod have been restarted."),
+    AGE,
+    Column("IP", "string", lambda p: dig(p, "status.podIP", "<none>"), priority=1, description="IP address allocated to the pod."),
+    Column("Node", "string", lambda p: dig(p, "spec.nodeName", "<none>"), priority=1, description="Name of the node the pod is assigned to."),
+    Column("Nominated Node", "string", lambda p: dig(p, "status.nominatedNodeName", "<none>"), priority=1,
+           description="Name of the node the pod is nominated to."),
+    Column("Readiness Gates", "string", _readiness_gates, priority=1, description="Pod readiness gates."),
+)
+
+NAMESPACE_COLUMNS = (
+    NAME,
+    Column("Status", "string", lambda n: dig(n, "status.phase", ""), description="The status of the namespace."),
+    AGE,
+)
+
+CONFIG_MAP_COLUMNS = (
+    NAME,
+    Column("Data", "integer", lambda c: len(c.get("data") or {}) + len(c.get("binaryData") or {}),
+           description="Number of entries in the config map."),
+    AGE,
+)
+
+SECRET_COLUMNS = (
+    NAME,
+    Column("Type", "string", lambda s: s.get("type", ""), description="The type of the secret."),
+    Column("Data", "integer", lambda s: len(s.get("data") or {}), description="Number of entries in the secret."),
+    AGE,
+)
+
+SERVICE_ACCOUNT_COLUMNS = (
+    NAME,
+    Column("Secrets", "integer", lambda s: len(s.get("secrets") or []), description="Number of secrets of the service account."),
+    AGE,
+)
+
+
+def _event_object(event: dict[str, Any]) -> str:
+    return f"{dig(event, 'involvedObject.kind', '').lower()}/{dig(event, 'involvedObject.name', '')}"
+
+
+def _last_seen(event: dict[str, Any]) -> str:
+    return age(event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp"))
+
+
+EVENT_COLUMNS = (
+    Column("Last Seen", "string", _last_seen, description="Time since the event was last seen."),
+    Column("Type", "string", lambda e: e.get("type", ""), description="Type of this event (Normal, Warning)."),
+    Column("Reason", "string", lambda e: e.get("reason", ""), description="Short, machine understandable reason."),
+    Column("Object", "string", _event_object, description="The object this event is about."),
+    Column("Subobject", "string", lambda e: dig(e, "involvedObject.fieldPath", ""), priority=1,
+           description="The part of the object this event is about."),
+    Column("Source", "string", lambda e: dig(e, "source.component", "") or e.get("reportingComponent", ""), priority=1,
+           description="The component reporting this event."),
+    Column("Message", "string", lambda e: e.get("message", ""), description="A human-readable description of the event."),
+    Column("First Seen", "string", lambda e: age(e.get("firstTimestamp") or e.get("eventTime")), priority=1,
+           description="Time since the event was first seen."),
+    Column("Count", "string", lambda e: str(e.get("count", 1)), priority=1, description="How many times this event occurred."),
+    Column("Name", "string", lambda e: e["metadata"].get("name", ""), priority=1, description="Name of the event."),
+)
