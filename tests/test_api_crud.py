@@ -45,7 +45,7 @@ async def test_aggregated_discovery_uses_the_exact_media_type(api):
     deploy = next(r for r in v1["resources"] if r["resource"] == "deployments")
     assert deploy["scope"] == "Namespaced"
     assert deploy["responseKind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
-    assert {s["subresource"] for s in deploy["subresources"]} == {"status"}
+    assert {s["subresource"]: s["responseKind"]["kind"] for s in deploy["subresources"]} == {"status": "Deployment", "scale": "Scale"}
     assert "watch" in deploy["verbs"]
     core = await api.get("/api", headers={"Accept": AGGREGATED})
     ns = next(r for r in core.body["items"][0]["versions"][0]["resources"] if r["resource"] == "namespaces")

@@ -53,8 +53,12 @@ async def test_body_that_is_not_an_object(api, nothing_stored):
 
 
 async def test_unsupported_content_type(api, nothing_stored):
-    reply = await api.post(DEPLOYMENTS, raw=b"\x00k8s", content_type="application/vnd.kubernetes.protobuf")
+    reply = await api.post(DEPLOYMENTS, raw=b"<xml/>", content_type="application/xml")
     assert_status(reply, 415, "UnsupportedMediaType")
+    no_table = await api.post("/apis/apps/v1/namespaces/default/replicasets", raw=b"k8s\x00", content_type="application/vnd.kubernetes.protobuf")
+    assert_status(no_table, 415, "UnsupportedMediaType")
+    garbled = await api.post(DEPLOYMENTS, raw=b"\x00k8s", content_type="application/vnd.kubernetes.protobuf")
+    assert_status(garbled, 400, "BadRequest")
 
 
 async def test_wrong_api_version_or_kind_for_the_url(api, nothing_stored):

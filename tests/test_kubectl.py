@@ -199,3 +199,13 @@ def test_get_prints_server_side_tables(kubectl):
     labelled = kubectl.run("get", "deploy", "-A", "--show-labels").stdout.splitlines()
     assert labelled[0].split()[0] == "NAMESPACE" and labelled[0].split()[-1] == "LABELS"
     kubectl.run("delete", "deploy", "tabled", "small")
+
+
+def test_scale(kubectl):
+    kubectl.apply_file("create", DEPLOYMENT.replace("name: web", "name: scaled", 1).replace("app: web", "app: scaled"))
+    assert kubectl.run("scale", "deploy", "scaled", "--replicas=5").stdout.strip() == "deployment.apps/scaled scaled"
+    kubectl.run("scale", "deploy", "scaled", "--current-replicas=5", "--replicas=3")
+    refused = kubectl.run("scale", "deploy", "scaled", "--current-replicas=9", "--replicas=1", check=False)
+    assert refused.returncode == 1 and "Expected replicas to be 9, was 3" in refused.stderr
+    assert kubectl.json("get", "deploy", "scaled")["spec"]["replicas"] == 3
+    kubectl.run("delete", "deploy", "scaled")

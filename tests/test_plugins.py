@@ -87,7 +87,7 @@ def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: None
     out = subprocess.run([sys.executable, "-m", "core.cli", "plugins"], capture_output=True, text=True, check=True).stdout
     assert "widgets  (kplane_widgets, kplane-widgets-testplugin 0.1.0)" in out
     assert "Widget (widgets.widgets.test.kplane.io): v1, v1alpha1; stored as v1; namespaced" in out
-    assert "Deployment (deployments.apps): v1, v1beta2; stored as v1; namespaced, subresources: status" in out
+    assert "Deployment (deployments.apps): v1, v1beta2; stored as v1; namespaced, subresources: scale, status" in out
     assert "kplane_register_strategies" in out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from core.meta.errors import APIError, FieldError, bad_request, forbidden, invalid, required
-from core.meta.types import LabelSelector
+from core.meta.types import LabelSelector, LabelSelectorRequirement
 from core.meta.validation import is_qualified_name, is_valid_label_value, validate_label_name, validate_labels
 
 # selection.Operator values, spelled as k8s spells them (they appear in error messages).
@@ -317,6 +317,17 @@ def label_selector_from_internal(sel: LabelSelector | None) -> LabelSelectorExpr
             _selector_error(f'"{expr.operator}" is not a valid label selector operator')
         requirements.append(_new_requirement(expr.key, operator, expr.values or ()))
     return LabelSelectorExpr(requirements)
+
+
+def format_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """A wire-form ``metav1.LabelSelector`` as selector text (``metav1.FormatLabelSelector``
+    without the ``<none>``): ``app=web,tier in (a,b)``; "" selects everything."""
+    selector = selector or {}
+    expressions = [
+        LabelSelectorRequirement(e.get("key", ""), e.get("operator", ""), e.get("values"))
+        for e in selector.get("matchExpressions") or ()
+    ]
+    return str(label_selector_from_internal(LabelSelector(selector.get("matchLabels"), expressions)))
 
 
 def validate_label_selector(sel: LabelSelector | None, path: str) -> list[FieldError]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.registry.admission import AdmissionChain
+from core.registry.scale import ScaleAdapter
 from core.registry.store import Store
 from core.registry.strategy import Strategy
 from core.runtime.scheme import Scheme
@@ -21,6 +22,7 @@ class Registry:
         self.storage = storage
         self.admission = admission
         self._strategies: dict[tuple[str, str, str], Strategy] = {}
+        self._scales: dict[tuple[str, str], ScaleAdapter] = {}
         self._stores: dict[tuple[str, str, str], Store] = {}
         self._generation = -1
 
@@ -29,8 +31,19 @@ class Registry:
         self._strategies[(group, plural, subresource)] = strategy
         self.scheme.changed()  # new subresources show in discovery; stores are rebuilt
 
+    def add_scale(self, group: str, plural: str, adapter: ScaleAdapter) -> None:
+        """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`core.registry.scale`)."""
+        self._scales[(group, plural)] = adapter
+        self.scheme.changed()
+
+    def scale(self, group: str, plural: str) -> ScaleAdapter | None:
+        return self._scales.get((group, plural))
+
     def subresources(self, group: str, plural: str) -> list[str]:
-        return sorted(sub for g, p, sub in self._strategies if (g, p) == (group, plural) and sub)
+        subs = {sub for g, p, sub in self._strategies if (g, p) == (group, plural) and sub}
+        if (group, plural) in self._scales:
+            subs.add("scale")
+        return sorted(subs)
 
     def strategy(self, group: str, plural: str, subresource: str = "") -> Strategy | None:
         found = self._strategies.get((group, plural, subresource))

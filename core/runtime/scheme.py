@@ -20,6 +20,7 @@ from typing import Any
 from core.meta import errors
 from core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
 from core.runtime.objects import build, field_names, unbuild
+from core.runtime.protobuf import Message
 from core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, wire_to_python
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
@@ -39,6 +40,7 @@ class Version:
     defaulters: list[Defaulter] = field(default_factory=list)
     to_internal: Converter | None = None  # reshape this version's data into the internal shape
     from_internal: Converter | None = None  # and back
+    protobuf: Message | None = None  # table to read protobuf bodies of this kind (core.runtime.protobuf)
 
 
 @dataclass(slots=True)
@@ -194,6 +196,14 @@ class Scheme:
     def add_defaulter(self, group: str, version: str, kind: str, defaulter: Defaulter) -> None:
         """Defaulting for one version: called with the decoded (Python-named) data, in place."""
         self._version(group, version, kind).defaulters.append(defaulter)
+
+    def add_protobuf(self, group: str, version: str, kind: str, message: Message) -> None:
+        """Accept ``application/vnd.kubernetes.protobuf`` bodies of this kind in this version.
+
+        ``message`` is the kind's table (see :mod:`core.runtime.protobuf`); the decoded JSON
+        then goes through the version's ordinary decoding and validation.
+        """
+        self._version(group, version, kind).protobuf = message
 
     def set_version_priority(self, group: str, versions: list[str]) -> None:
         """Versions of ``group`` in preference order; the first is the preferred version."""

@@ -13,10 +13,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from core.registry import scale
 from core.registry.registry import Registry
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType, Scheme
 
+SCALE_KIND = {"group": scale.GROUP, "version": scale.VERSION, "kind": scale.KIND}
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
@@ -116,9 +118,10 @@ class Discovery:
                 entry["categories"] = list(rt.categories)
             resources.append(entry)
             for sub in self._subresources(rt):
-                resources.append(
-                    {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": rt.kind, "verbs": SUBRESOURCE_VERBS}
-                )
+                entry = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": rt.kind, "verbs": SUBRESOURCE_VERBS}
+                if sub == "scale":
+                    entry.update(group=scale.GROUP, version=scale.VERSION, kind=scale.KIND)
+                resources.append(entry)
         return {
             "kind": "APIResourceList",
             "apiVersion": "v1",
@@ -157,5 +160,8 @@ class Discovery:
             entry["categories"] = list(rt.categories)
         subresources = self._subresources(rt)
         if subresources:
-            entry["subresources"] = [{"subresource": s, "responseKind": kind, "verbs": SUBRESOURCE_VERBS} for s in subresources]
+            entry["subresources"] = [
+                {"subresource": s, "responseKind": SCALE_KIND if s == "scale" else kind, "verbs": SUBRESOURCE_VERBS}
+                for s in subresources
+            ]
         return entry

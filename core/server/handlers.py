@@ -17,12 +17,14 @@ import orjson
 from aiohttp import web
 
 from core.meta import errors
+from core.registry import scale
 from core.registry.registry import Registry
 from core.registry.store import Store, WatchEvent
 from core.registry.stored import StoredObject
 from core.registry.strategy import RequestContext
+from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
-from core.runtime.scheme import ResourceType, Scheme
+from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.server import negotiation, params, patch, tables
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
@@ -52,6 +54,8 @@ class ResourceEndpoints:
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
             raise _not_found()
+        if info.subresource == "scale":
+            return await self._scale(request, info, rt)
         store = self.registry.store(info.group, info.resource, info.subresource)
         if store is None:
             raise _not_found()
@@ -150,20 +154,13 @@ class ResourceEndpoints:
         return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        content_type = negotiation.media_type(request.headers.get("Content-Type"))
-        if content_type not in PATCH_TYPES:
-            raise errors.unsupported_media_type(content_type, PATCH_TYPES)
-        document = negotiation.decode(await negotiation.read_body(request), content_type)
+        content_type, document = await _read_patch(request)
         validation = params.field_validation(request.query)
         ctx = _context(request, info)
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
-            current = rt.encode(old, info.version)
-            try:
-                patched = (patch.apply_json_patch if content_type == JSON_PATCH else patch.apply_merge_patch)(current, document)
-            except patch.PatchError as err:
-                raise err.api_error() from None
+            patched = _apply_patch(content_type, rt.encode(old, info.version), document)
             _check_type_meta(patched, rt, info.version)
             obj, found = rt.decode(patched, info.version, validation)
             warnings[:] = found
@@ -172,11 +169,48 @@ class ResourceEndpoints:
         stored, _ = await store.update(ctx, info.name, updater)
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
+    # -- /scale ----------------------------------------------------------------------------
+    async def _scale(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
+        """GET, PUT and PATCH of autoscaling/v1 Scale, applied to the parent object."""
+        adapter = self.registry.scale(info.group, info.resource)
+        store = self.registry.store(info.group, info.resource)
+        if adapter is None or store is None or not info.name:
+            raise _not_found()
+        ctx = _context(request, info)
+        storage = rt.storage_version
+        if request.method == "GET":
+            return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
+        if request.method == "PUT":
+            body = negotiation.decode(await negotiation.read_body(request), negotiation.media_type(request.headers.get("Content-Type")))
+
+            def wanted(current: dict[str, Any]) -> Any:
+                return body
+        elif request.method == "PATCH":
+            content_type, document = await _read_patch(request)
+
+            def wanted(current: dict[str, Any]) -> Any:
+                return _apply_patch(content_type, adapter.scale_of(current), document)
+        else:
+            raise errors.method_not_allowed(request.method, f"{rt.plural}/scale")
+
+        async def updater(old: Any) -> Any:
+            current = rt.encode(old, storage)
+            replicas, resource_version = scale.desired_replicas(wanted(current), info.name)
+            adapter.set_replicas(current, replicas)
+            current["metadata"]["resourceVersion"] = resource_version or None
+            obj, _ = rt.decode(current, storage, IGNORE)
+            return obj
+
+        stored, _ = await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
+
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         opts = params.delete_options(request.query, await _optional_body(request))
         stored, gone = await store.delete(_context(request, info), info.name, opts)
         if not gone:
             return negotiation.respond(request, 202, _to_version(rt, stored, info.version))
+        if store.strategy.return_deleted_object:
+            return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
@@ -230,8 +264,34 @@ def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
 
 
 async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> dict[str, Any]:
+    """The body as a wire JSON dict; protobuf bodies (kubectl's generators) become one too, for
+    the kinds that registered a table, so they share JSON's validation."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
-    body = negotiation.decode(await negotiation.read_body(request), content_type)
+    raw = await negotiation.read_body(request)
+    if content_type != protobuf.MEDIA_TYPE:
+        body = negotiation.decode(raw, content_type)
+    else:
+        table = rt.versions[version].protobuf
+        expected = GroupVersion(rt.group, version).api_version
+        if table is None:
+            raise errors.APIError(
+                415,
+                errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
+                "the body of the request was in an unknown format - accepted media types include: "
+                f"{negotiation.JSON}, {negotiation.YAML} ({protobuf.MEDIA_TYPE} is accepted only for "
+                f"some kinds, not for {expected} {rt.kind})",
+            )
+        try:
+            api_version, kind, data = protobuf.decode_envelope(raw)
+            if (api_version, kind) != (expected, rt.kind):
+                raise errors.APIError(
+                    415,
+                    errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
+                    f"the protobuf body holds a {api_version} {kind}, but only {expected} {rt.kind} is accepted here as {protobuf.MEDIA_TYPE}",
+                )
+            body = {"apiVersion": api_version, "kind": kind, **protobuf.decode_message(data, table)}
+        except protobuf.ProtobufError as err:
+            raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {rt.kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
     _check_type_meta(body, rt, version)
     return body
 
@@ -248,6 +308,20 @@ def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
         raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
     if not isinstance(body.get("metadata", {}), dict):
         raise errors.bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: metadata must be an object')
+
+
+async def _read_patch(request: web.Request) -> tuple[str, Any]:
+    content_type = negotiation.media_type(request.headers.get("Content-Type"))
+    if content_type not in PATCH_TYPES:
+        raise errors.unsupported_media_type(content_type, PATCH_TYPES)
+    return content_type, negotiation.decode(await negotiation.read_body(request), content_type)
+
+
+def _apply_patch(content_type: str, current: dict[str, Any], document: Any) -> Any:
+    try:
+        return (patch.apply_json_patch if content_type == JSON_PATCH else patch.apply_merge_patch)(current, document)
+    except patch.PatchError as err:
+        raise err.api_error() from None
 
 
 async def _optional_body(request: web.Request) -> Any:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from core.hookspecs import hookimpl
 from core.registry.registry import Registry
+from core.registry.scale import ScaleAdapter
 from core.runtime.scheme import Scheme
 from plugins.apps import strategy, types
-from plugins.apps.v1 import defaults, schemas as v1_schemas
+from plugins.apps.v1 import defaults, protobuf, schemas as v1_schemas
 from plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
 GROUP = "apps"
@@ -46,6 +47,7 @@ def kplane_register_conversions(scheme: Scheme) -> None:
     for version in VERSIONS:  # v1beta2 shares v1's shape and defaults
         scheme.add_defaulter(GROUP, version, "Deployment", defaults.default_deployment)
         scheme.add_defaulter(GROUP, version, "ReplicaSet", defaults.default_replica_set)
+    scheme.add_protobuf(GROUP, "v1", "Deployment", protobuf.DEPLOYMENT)  # `kubectl create deployment`
 
 
 @hookimpl
@@ -54,3 +56,5 @@ def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "deployments", strategy.WorkloadStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStrategy())
     registry.add_strategy(GROUP, "replicasets", strategy.WorkloadStatusStrategy(), subresource="status")
+    registry.add_scale(GROUP, "deployments", ScaleAdapter())
+    registry.add_scale(GROUP, "replicasets", ScaleAdapter())

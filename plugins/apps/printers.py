@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.meta.selectors import format_label_selector
 from core.registry.printing import AGE, NAME, Column, dig
 
 
@@ -12,13 +13,7 @@ def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _selector(obj: dict[str, Any]) -> str:
-    """``metav1.FormatLabelSelector``: ``app=web,tier in (a,b)``, ``<none>`` when empty."""
-    selector = dig(obj, "spec.selector", {})
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        op, key, values = expr.get("operator"), expr.get("key", ""), ",".join(expr.get("values") or [])
-        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
-    return ",".join(parts) or "<none>"
+    return format_label_selector(dig(obj, "spec.selector")) or "<none>"
 
 
 CONTAINERS = Column("Containers", "string", lambda o: ",".join(c.get("name", "") for c in _containers(o)), priority=1,

@@ -10,7 +10,7 @@ from core.registry.strategy import RequestContext
 from core.runtime.scheme import Scheme
 from plugins.core import admission, types
 from plugins.core.strategy import strategies
-from plugins.core.v1 import conversion, defaults, schemas
+from plugins.core.v1 import conversion, defaults, protobuf, schemas
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -49,6 +49,8 @@ def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Pod", defaults.default_pod)
     scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
+    for kind, message in protobuf.MESSAGES.items():  # kubectl's `create <generator>` bodies
+        scheme.add_protobuf(GROUP, "v1", kind, message)
 
 
 @hookimpl

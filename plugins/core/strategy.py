@@ -61,6 +61,7 @@ class NamespaceFinalizeStrategy(NamespaceStrategy):
 # -- Pod ---------------------------------------------------------------------------------------
 class PodStrategy(Strategy):
     columns = printers.POD_COLUMNS
+    return_deleted_object = True
     selectable_fields = {
         "spec.nodeName": "spec.nodeName",
         "spec.restartPolicy": "spec.restartPolicy",

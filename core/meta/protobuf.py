@@ -1,0 +1,102 @@
+"""Protobuf tables of the shared apimachinery types, for the kinds' own tables to embed.
+
+Field numbers are those of ``k8s.io/apimachinery`` ``pkg/apis/meta/v1/generated.proto``,
+``pkg/util/intstr/generated.proto`` and ``pkg/api/resource/generated.proto``; see
+:mod:`core.runtime.protobuf` for the table format and the JSON rules.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from core.runtime.protobuf import Field, Message, ProtobufError
+
+
+def _time(decoded: dict[str, Any]) -> str | None:
+    """RFC 3339 in whole seconds, as metav1.Time writes JSON (it drops nanos, so do we).
+
+    Zero seconds is the unset time kubectl sends as ``creationTimestamp``: left out, as JSON
+    clients leave out ``null``.
+    """
+    seconds = decoded.get("seconds", 0)
+    if not seconds:
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        raise ProtobufError(f"Time: {seconds} seconds is out of range") from None
+
+
+def _int_or_string(decoded: dict[str, Any]) -> int | str:
+    """IntOrString {1: type, 2: intVal, 3: strVal} is a plain int or string in JSON."""
+    return decoded.get("strVal", "") if decoded.get("type", 0) == 1 else decoded.get("intVal", 0)
+
+
+TIME = Message("Time", {1: Field("seconds", "int64"), 2: Field("nanos", "int32")}, to_json=_time)
+
+INT_OR_STRING = Message(
+    "IntOrString",
+    {1: Field("type", "int64"), 2: Field("intVal", "int32"), 3: Field("strVal", "string")},
+    to_json=_int_or_string,
+)
+
+QUANTITY = Message("Quantity", {1: Field("string", "string")}, to_json=lambda decoded: decoded.get("string", ""))
+
+FIELDS_V1 = Message("FieldsV1", {1: Field("Raw", "json")}, to_json=lambda decoded: decoded.get("Raw"))
+
+OWNER_REFERENCE = Message(
+    "OwnerReference",
+    {
+        5: Field("apiVersion", "string"),
+        1: Field("kind", "string"),
+        3: Field("name", "string"),
+        4: Field("uid", "string"),
+        6: Field("controller", "bool", pointer=True),
+        7: Field("blockOwnerDeletion", "bool", pointer=True),
+    },
+)
+
+MANAGED_FIELDS_ENTRY = Message(
+    "ManagedFieldsEntry",
+    {
+        1: Field("manager", "string"),
+        2: Field("operation", "string"),
+        3: Field("apiVersion", "string"),
+        4: Field("time", TIME),
+        6: Field("fieldsType", "string"),
+        7: Field("fieldsV1", FIELDS_V1),
+        8: Field("subresource", "string"),
+    },
+)
+
+OBJECT_META = Message(
+    "ObjectMeta",
+    {
+        1: Field("name", "string"),
+        2: Field("generateName", "string"),
+        3: Field("namespace", "string"),
+        4: Field("selfLink", "string"),
+        5: Field("uid", "string"),
+        6: Field("resourceVersion", "string"),
+        7: Field("generation", "int64"),
+        8: Field("creationTimestamp", TIME),
+        9: Field("deletionTimestamp", TIME),
+        10: Field("deletionGracePeriodSeconds", "int64", pointer=True),
+        11: Field("labels", "string", map=True),
+        12: Field("annotations", "string", map=True),
+        13: Field("ownerReferences", OWNER_REFERENCE, repeated=True),
+        14: Field("finalizers", "string", repeated=True),
+        17: Field("managedFields", MANAGED_FIELDS_ENTRY, repeated=True),
+    },
+)
+
+LABEL_SELECTOR_REQUIREMENT = Message(
+    "LabelSelectorRequirement",
+    {1: Field("key", "string"), 2: Field("operator", "string"), 3: Field("values", "string", repeated=True)},
+)
+
+LABEL_SELECTOR = Message(
+    "LabelSelector",
+    {1: Field("matchLabels", "string", map=True), 2: Field("matchExpressions", LABEL_SELECTOR_REQUIREMENT, repeated=True)},
+)

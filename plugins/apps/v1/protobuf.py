@@ -1,0 +1,65 @@
+"""Protobuf tables of apps/v1 Deployment, for ``kubectl create deployment``.
+
+Field numbers are those of ``k8s.io/api`` ``apps/v1/generated.proto``; see
+:mod:`core.runtime.protobuf` for the format. The pod template comes from core/v1's tables.
+"""
+
+from __future__ import annotations
+
+from core.meta.protobuf import INT_OR_STRING, LABEL_SELECTOR, OBJECT_META, TIME
+from core.runtime.protobuf import Field, Message
+from plugins.core.v1.protobuf import POD_TEMPLATE_SPEC
+
+ROLLING_UPDATE_DEPLOYMENT = Message(
+    "RollingUpdateDeployment", {1: Field("maxUnavailable", INT_OR_STRING), 2: Field("maxSurge", INT_OR_STRING)}
+)
+
+DEPLOYMENT_STRATEGY = Message(
+    "DeploymentStrategy", {1: Field("type", "string"), 2: Field("rollingUpdate", ROLLING_UPDATE_DEPLOYMENT)}
+)
+
+DEPLOYMENT_SPEC = Message(
+    "DeploymentSpec",
+    {
+        1: Field("replicas", "int32", pointer=True),
+        2: Field("selector", LABEL_SELECTOR),
+        3: Field("template", POD_TEMPLATE_SPEC),
+        4: Field("strategy", DEPLOYMENT_STRATEGY),
+        5: Field("minReadySeconds", "int32"),
+        6: Field("revisionHistoryLimit", "int32", pointer=True),
+        7: Field("paused", "bool"),
+        9: Field("progressDeadlineSeconds", "int32", pointer=True),
+    },
+)
+
+DEPLOYMENT_CONDITION = Message(
+    "DeploymentCondition",
+    {
+        1: Field("type", "string"),
+        2: Field("status", "string"),
+        6: Field("lastUpdateTime", TIME),
+        7: Field("lastTransitionTime", TIME),
+        4: Field("reason", "string"),
+        5: Field("message", "string"),
+    },
+)
+
+DEPLOYMENT_STATUS = Message(
+    "DeploymentStatus",
+    {
+        1: Field("observedGeneration", "int64"),
+        2: Field("replicas", "int32"),
+        3: Field("updatedReplicas", "int32"),
+        7: Field("readyReplicas", "int32"),
+        4: Field("availableReplicas", "int32"),
+        5: Field("unavailableReplicas", "int32"),
+        9: Field("terminatingReplicas", "int32", pointer=True),
+        6: Field("conditions", DEPLOYMENT_CONDITION, repeated=True),
+        8: Field("collisionCount", "int32", pointer=True),
+    },
+)
+
+DEPLOYMENT = Message(
+    "Deployment",
+    {1: Field("metadata", OBJECT_META), 2: Field("spec", DEPLOYMENT_SPEC), 3: Field("status", DEPLOYMENT_STATUS)},
+)
