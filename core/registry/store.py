@@ -22,7 +22,7 @@ import orjson
 
 from core.meta import clock, errors
 from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
-from core.meta.validation import validate_object_meta, validate_object_meta_update
+from core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.registry.options import PROPAGATION_POLICIES, DeleteOptions, ListOptions, WatchOptions
 from core.registry.stored import StoredObject, storage_bytes
@@ -325,6 +325,7 @@ class Store:
             self._check_preconditions(name, obj, opts)
             await self.admission.validate(self._admission(Operation.DELETE, ctx, None, obj))
             meta = obj.metadata
+            meta.finalizers = _gc_finalizers(meta.finalizers, opts.propagation_policy)
             keep = self.strategy.prepare_for_delete(ctx, obj) or bool(meta.finalizers)
             if not keep:
                 result = await self._finish_deletion(ctx, kv)
@@ -463,6 +464,18 @@ class Store:
         if before:
             return WatchEvent("DELETED", old)  # type: ignore[arg-type]
         return None
+
+
+def _gc_finalizers(finalizers: list[str] | None, policy: str) -> list[str] | None:
+    """The finalizers that ask the garbage collector for ``policy``: ``orphan`` for Orphan,
+    ``foregroundDeletion`` for Foreground, neither for Background; no policy keeps what is there."""
+    wanted = {"Orphan": FINALIZER_ORPHAN, "Foreground": FINALIZER_FOREGROUND}.get(policy)
+    if not policy:
+        return finalizers
+    kept = [f for f in finalizers or () if f not in (FINALIZER_ORPHAN, FINALIZER_FOREGROUND)]
+    if wanted:
+        kept.append(wanted)
+    return kept or None
 
 
 def _parse_rv(text: str) -> int:

@@ -123,11 +123,12 @@ def wire_to_python(shape: Shape, wire: dict[str, Any]) -> dict[str, Any]:
 
 
 def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
-    """Rename Python names to wire keys in schema order, leaving out unset (None) values."""
+    """Rename Python names to wire keys in schema order, leaving out unset (None) values and
+    empty lists (Go's ``omitempty``, which every Kubernetes list field carries)."""
     out = {}
     for attr, fs in shape.by_attr.items():
         value = data.get(attr)
-        if value is not None:
+        if value is not None and value != []:
             out[fs.key] = _convert(value, fs, True)
     return out
 

@@ -11,6 +11,7 @@ import yaml
 from aiohttp import web
 
 from core.client.rest import RESTClient
+from core.controllers.garbage import GarbageCollector
 from core.controllers.manager import ControllerManager
 from core.controllers.namespace import NamespaceController
 from core.plugins import PluginManager
@@ -79,6 +80,7 @@ class APIServer:
         if cfg.run_controllers:
             self.controllers = ControllerManager(RESTClient(self.url))
             self.controllers.add("namespace", NamespaceController(self.controllers.client))
+            self.controllers.add("garbagecollector", GarbageCollector(self.controllers.client))
             await self.plugins.register_controllers(self.controllers)
             self.controllers.start()
 

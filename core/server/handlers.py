@@ -25,14 +25,16 @@ from core.registry.strategy import RequestContext
 from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
-from core.server import negotiation, params, patch, tables
+from core.runtime.schema import Shape
+from core.server import negotiation, params, patch, strategic, tables
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 BOOKMARK_INTERVAL = 60.0
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
 
 
 class ResourceEndpoints:
@@ -160,7 +162,7 @@ class ResourceEndpoints:
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
-            patched = _apply_patch(content_type, rt.encode(old, info.version), document)
+            patched = _apply_patch(content_type, rt.encode(old, info.version), document, rt.versions[info.version].shape)
             _check_type_meta(patched, rt, info.version)
             obj, found = rt.decode(patched, info.version, validation)
             warnings[:] = found
@@ -189,7 +191,7 @@ class ResourceEndpoints:
             content_type, document = await _read_patch(request)
 
             def wanted(current: dict[str, Any]) -> Any:
-                return _apply_patch(content_type, adapter.scale_of(current), document)
+                return _apply_patch(content_type, adapter.scale_of(current), document, scale.SCALE_SHAPE)
         else:
             raise errors.method_not_allowed(request.method, f"{rt.plural}/scale")
 
@@ -207,8 +209,8 @@ class ResourceEndpoints:
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         opts = params.delete_options(request.query, await _optional_body(request))
         stored, gone = await store.delete(_context(request, info), info.name, opts)
-        if not gone:
-            return negotiation.respond(request, 202, _to_version(rt, stored, info.version))
+        if not gone:  # still there, finalizers to run: 200 with the object, as kube-apiserver answers
+            return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         if store.strategy.return_deleted_object:
             return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
@@ -317,9 +319,14 @@ async def _read_patch(request: web.Request) -> tuple[str, Any]:
     return content_type, negotiation.decode(await negotiation.read_body(request), content_type)
 
 
-def _apply_patch(content_type: str, current: dict[str, Any], document: Any) -> Any:
+def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shape: Shape) -> Any:
+    """The patched object; ``shape`` is the schema strategic merge patch takes merge keys from."""
     try:
-        return (patch.apply_json_patch if content_type == JSON_PATCH else patch.apply_merge_patch)(current, document)
+        if content_type == JSON_PATCH:
+            return patch.apply_json_patch(current, document)
+        if content_type == MERGE_PATCH:
+            return patch.apply_merge_patch(current, document)
+        return strategic.apply_strategic_merge_patch(current, document, shape)
     except patch.PatchError as err:
         raise err.api_error() from None
 
