@@ -14,6 +14,7 @@ from core.runtime.scheme import Scheme
 from core.server import negotiation
 from core.server.discovery import Discovery
 from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
+from core.server.openapi import OpenAPI
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     app = web.Application(middlewares=[status_errors], client_max_size=negotiation.MAX_BODY + 1)
     app[READY] = {"ready": False}
     discovery = Discovery(scheme, registry)
+    openapi = OpenAPI(scheme, registry)
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval)
 
     async def version(request: web.Request) -> web.Response:
@@ -79,6 +81,8 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     app.router.add_get("/api/{version}", discovery.resource_list)
     app.router.add_get("/apis/{group}", discovery.group)
     app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
+    app.router.add_get("/openapi/v3", openapi.index)
+    app.router.add_get("/openapi/v3/{path:.+}", openapi.document)
     app.router.add_route("*", "/api/{version}/{rest:.+}", endpoints.handle)
     app.router.add_route("*", "/apis/{group}/{version}/{rest:.+}", endpoints.handle)
     return app

@@ -9,79 +9,172 @@ from plugins.core.v1.schemas import PodTemplateSpecSchema
 
 
 class RollingUpdateDeploymentSchema(Schema):
-    max_unavailable = fields.IntOrString()
-    max_surge = fields.IntOrString()
+    """How fast a rolling update replaces old Pods with new ones."""
+
+    max_unavailable = fields.IntOrString(metadata={"description": (
+        "How many of the desired Pods may be unavailable during the update: a number, or a percentage of "
+        "replicas rounded down. Defaults to 25%. Cannot be 0 when maxSurge is 0."
+    )})
+    max_surge = fields.IntOrString(metadata={"description": (
+        "How many Pods may exist above the desired count during the update: a number, or a percentage of "
+        "replicas rounded up. Defaults to 25%. Cannot be 0 when maxUnavailable is 0."
+    )})
 
 
 class DeploymentStrategySchema(Schema):
-    type = fields.Str()
-    rolling_update = fields.Nested(RollingUpdateDeploymentSchema)
+    """How a Deployment replaces its existing Pods when the template changes."""
+
+    type = fields.Str(metadata={"description": (
+        "Recreate stops every old Pod before starting new ones; RollingUpdate replaces them a few at a time. "
+        "Defaults to RollingUpdate."
+    )})
+    rolling_update = fields.Nested(RollingUpdateDeploymentSchema, metadata={"description": (
+        "Tuning of a RollingUpdate; allowed only when type is RollingUpdate."
+    )})
 
 
 class DeploymentSpecSchema(Schema):
-    replicas = fields.Int()
-    selector = fields.Nested(LabelSelectorSchema)
-    template = fields.Nested(PodTemplateSpecSchema)
-    strategy = fields.Nested(DeploymentStrategySchema, metadata={"patch_strategy": "retainKeys"})
-    min_ready_seconds = fields.Int()
-    revision_history_limit = fields.Int()
-    paused = fields.Bool()
-    progress_deadline_seconds = fields.Int()
+    """The desired state of a Deployment."""
+
+    replicas = fields.Int(metadata={"description": (
+        "How many Pods should run. Defaults to 1; 0 stops every Pod but keeps the Deployment."
+    )})
+    selector = fields.Nested(LabelSelectorSchema, metadata={"description": (
+        "Which Pods belong to this Deployment, by label. It must match the template's labels and cannot "
+        "change after creation."
+    )})
+    template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (
+        "The Pods to run. Changing it (unlike changing replicas) starts a new rollout."
+    )})
+    strategy = fields.Nested(DeploymentStrategySchema, metadata={"patch_strategy": "retainKeys", "description": (
+        "How old Pods are replaced by new ones during a rollout."
+    )})
+    min_ready_seconds = fields.Int(metadata={"description": (
+        "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
+        "Defaults to 0: available as soon as it is ready."
+    )})
+    revision_history_limit = fields.Int(metadata={"description": (
+        "How many old ReplicaSets to keep so that a rollout can be undone. Defaults to 10."
+    )})
+    paused = fields.Bool(metadata={"description": "While true, changes to the template do not start a rollout."})
+    progress_deadline_seconds = fields.Int(metadata={"description": (
+        "Seconds a rollout may go without progress before the Progressing condition turns False with reason "
+        "ProgressDeadlineExceeded. The rollout itself goes on. Defaults to 600."
+    )})
 
 
 class DeploymentConditionSchema(Schema):
-    type = fields.Str()
-    status = fields.Str()
-    last_update_time = fields.Time()
-    last_transition_time = fields.Time()
-    reason = fields.Str()
-    message = fields.Str()
+    """One aspect of a Deployment's state at a point in time."""
+
+    type = fields.Str(metadata={"description": "The aspect: Available, Progressing or ReplicaFailure."})
+    status = fields.Str(metadata={"description": "True, False or Unknown."})
+    last_update_time = fields.Time(metadata={"description": "When the controller last wrote this condition."})
+    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
 
 class DeploymentStatusSchema(Schema):
-    observed_generation = fields.Int()
-    replicas = fields.Int()
-    updated_replicas = fields.Int()
-    ready_replicas = fields.Int()
-    available_replicas = fields.Int()
-    unavailable_replicas = fields.Int()
-    terminating_replicas = fields.Int()
-    conditions = fields.List(fields.Nested(DeploymentConditionSchema), metadata=fields.merge_by("type"))
-    collision_count = fields.Int()
+    """The observed state of a Deployment, written by the deployment controller."""
+
+    observed_generation = fields.Int(metadata={"description": (
+        "The metadata.generation the controller last acted on. While it is lower than the current generation, "
+        "the rest of the status may be out of date."
+    )})
+    replicas = fields.Int(metadata={"description": (
+        "Pods of this Deployment (through its ReplicaSets) that are not terminating."
+    )})
+    updated_replicas = fields.Int(metadata={"description": "Of those, the Pods made from the current template."})
+    ready_replicas = fields.Int(metadata={"description": "Pods whose Ready condition is True."})
+    available_replicas = fields.Int(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
+    unavailable_replicas = fields.Int(metadata={"description": (
+        "How many more Pods must become available for the Deployment to be fully available, including Pods "
+        "not created yet."
+    )})
+    terminating_replicas = fields.Int(metadata={"description": (
+        "Pods that are shutting down (they have a deletionTimestamp) but are not gone yet."
+    )})
+    conditions = fields.List(fields.Nested(DeploymentConditionSchema), metadata=fields.merge_by("type", description=(
+        "The latest observations of the Deployment's state, one per type."
+    )))
+    collision_count = fields.Int(metadata={"description": (
+        "Counts clashes between the names of new ReplicaSets and existing ones; it is mixed into the next "
+        "name so that the name is unique."
+    )})
 
 
 class DeploymentSchema(Schema):
-    metadata = fields.Nested(ObjectMetaSchema)
-    spec = fields.Nested(DeploymentSpecSchema)
-    status = fields.Nested(DeploymentStatusSchema)
+    """A Deployment runs a number of identical Pods from one template and rolls changes to that template out
+    gradually, through ReplicaSets that it creates and scales.
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, namespace, labels, annotations, and what the server records about "
+        "the object."
+    )})
+    spec = fields.Nested(DeploymentSpecSchema, metadata={"description": (
+        "The desired state: how many Pods, made from which template, and how to replace them when the "
+        "template changes."
+    )})
+    status = fields.Nested(DeploymentStatusSchema, metadata={"description": (
+        "The most recently observed state. Written by the controller; clients read it."
+    )})
 
 
 class ReplicaSetSpecSchema(Schema):
-    replicas = fields.Int()
-    min_ready_seconds = fields.Int()
-    selector = fields.Nested(LabelSelectorSchema)
-    template = fields.Nested(PodTemplateSpecSchema)
+    """The desired state of a ReplicaSet."""
+
+    replicas = fields.Int(metadata={"description": "How many Pods should run. Defaults to 1."})
+    min_ready_seconds = fields.Int(metadata={"description": (
+        "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
+        "Defaults to 0."
+    )})
+    selector = fields.Nested(LabelSelectorSchema, metadata={"description": (
+        "Which Pods count toward replicas, by label. It must match the template's labels."
+    )})
+    template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (
+        "The Pods created when there are fewer than replicas."
+    )})
 
 
 class ReplicaSetConditionSchema(Schema):
-    type = fields.Str()
-    status = fields.Str()
-    last_transition_time = fields.Time()
-    reason = fields.Str()
-    message = fields.Str()
+    """One aspect of a ReplicaSet's state at a point in time."""
+
+    type = fields.Str(metadata={"description": "The aspect, such as ReplicaFailure."})
+    status = fields.Str(metadata={"description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
 
 class ReplicaSetStatusSchema(Schema):
-    replicas = fields.Int()
-    fully_labeled_replicas = fields.Int()
-    ready_replicas = fields.Int()
-    available_replicas = fields.Int()
-    terminating_replicas = fields.Int()
-    observed_generation = fields.Int()
-    conditions = fields.List(fields.Nested(ReplicaSetConditionSchema), metadata=fields.merge_by("type"))
+    """The observed state of a ReplicaSet, written by the replica set controller."""
+
+    replicas = fields.Int(metadata={"description": "Pods of this ReplicaSet that are not terminating."})
+    fully_labeled_replicas = fields.Int(metadata={"description": (
+        "Pods whose labels match all the template's labels, not only the selector."
+    )})
+    ready_replicas = fields.Int(metadata={"description": "Pods whose Ready condition is True."})
+    available_replicas = fields.Int(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
+    terminating_replicas = fields.Int(metadata={"description": "Pods that are shutting down but are not gone yet."})
+    observed_generation = fields.Int(metadata={"description": "The metadata.generation the controller last acted on."})
+    conditions = fields.List(fields.Nested(ReplicaSetConditionSchema), metadata=fields.merge_by("type", description=(
+        "The latest observations of the ReplicaSet's state, one per type."
+    )))
 
 
 class ReplicaSetSchema(Schema):
-    metadata = fields.Nested(ObjectMetaSchema)
-    spec = fields.Nested(ReplicaSetSpecSchema)
-    status = fields.Nested(ReplicaSetStatusSchema)
+    """A ReplicaSet keeps a given number of Pods matching its selector running, creating Pods from its template or
+    deleting extra ones. Deployments manage ReplicaSets; create a Deployment rather than a ReplicaSet of your own.
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, namespace, labels, annotations, and what the server records about "
+        "the object."
+    )})
+    spec = fields.Nested(ReplicaSetSpecSchema, metadata={"description": (
+        "The desired state: how many Pods, selected how, made from which template."
+    )})
+    status = fields.Nested(ReplicaSetStatusSchema, metadata={"description": (
+        "The most recently observed state. Written by the controller; clients read it."
+    )})
