@@ -12,12 +12,16 @@ when they run in the server's own process.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from ssl import SSLContext
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
+
+if TYPE_CHECKING:
+    from core.client.kubeconfig import ClientConfig
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -43,11 +47,29 @@ class WatchEvent:
 
 
 class RESTClient:
-    def __init__(self, server: str, *, session: aiohttp.ClientSession | None = None, token: str | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        token: str | None = None,
+        ssl: SSLContext | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``ssl`` and ``headers`` (e.g. a Basic Authorization) shape the session made here; ignored with ``session``."""
         self.server = server.rstrip("/")
         self._own_session = session is None
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.session = session or aiohttp.ClientSession(headers=headers, timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+        sent = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
+        self.session = session or aiohttp.ClientSession(
+            headers=sent,
+            connector=aiohttp.TCPConnector(ssl=ssl) if ssl is not None else None,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+        )
+
+    @classmethod
+    def from_config(cls, config: ClientConfig) -> RESTClient:
+        """A client for what a kubeconfig resolved to (see :mod:`core.client.kubeconfig`)."""
+        return cls(config.server, token=config.token, ssl=config.ssl, headers=config.auth_headers)
 
     async def close(self) -> None:
         if self._own_session:
