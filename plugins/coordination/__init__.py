@@ -1,0 +1,30 @@
+"""The coordination.k8s.io API group: Lease, served and stored at v1."""
+
+from __future__ import annotations
+
+from core.hookspecs import hookimpl
+from core.registry.registry import Registry
+from core.runtime.scheme import Scheme
+from plugins.coordination import strategy, types
+from plugins.coordination.v1 import schemas as v1_schemas
+
+GROUP = "coordination.k8s.io"
+
+
+@hookimpl
+def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
+    scheme.add_kind(
+        group=GROUP,
+        kind="Lease",
+        plural="leases",
+        internal=types.Lease,
+        versions={"v1": v1_schemas.LeaseSchema},
+        storage_version="v1",
+        plugin=plugin_name,
+    )
+    scheme.set_version_priority(GROUP, ["v1"])
+
+
+@hookimpl
+def kplane_register_strategies(registry: Registry) -> None:
+    registry.add_strategy(GROUP, "leases", strategy.LeaseStrategy())
