@@ -3,7 +3,12 @@
 An :class:`Informer` lists the resource, then watches from the list's resourceVersion. A
 dropped connection resumes the watch from the last version seen; a 410 Gone relists, and a
 relist reports what changed meanwhile, including deletions the watch missed (as tombstones:
-the last state the informer knew). ``synced`` is set after the first list.
+the last state the informer knew). ``synced`` is set after the first list. With ``resync``,
+every cached object is handed to the update handlers again periodically, so a controller that
+missed nothing still gets to re-check its world.
+
+A :class:`SharedInformerFactory` gives every controller of a process the same informer (one
+list and one watch) per resource.
 """
 
 from __future__ import annotations
@@ -16,16 +21,11 @@ from typing import Any
 
 import aiohttp
 
-from core.client.rest import ApiError, ResourceClient
+from core.client.cache import Indexer, Lister, object_key
+from core.client.rest import ApiError, RESTClient, ResourceClient
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
-
-
-def object_key(obj: Obj) -> str:
-    """``namespace/name``, or ``name`` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc)."""
-    meta = obj["metadata"]
-    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +36,12 @@ class Handlers:
 
 
 class Informer:
-    def __init__(self, resource: ResourceClient, *, watch_timeout: int = 300, retry: float = 1.0) -> None:
+    def __init__(self, resource: ResourceClient, *, resync: float = 0.0, watch_timeout: int = 300, retry: float = 1.0) -> None:
         self.resource = resource
+        self.resync = resync
         self.watch_timeout = watch_timeout
         self.retry = retry
-        self.items: dict[str, Obj] = {}
+        self.indexer = Indexer()
         self.synced = asyncio.Event()
         self._handlers: list[Handlers] = []
         self._rv = ""
@@ -49,10 +50,29 @@ class Informer:
         """Handlers see every change from now on; objects already known are replayed as adds."""
         self._handlers.append(handlers)
         if handlers.on_add is not None:
-            for obj in list(self.items.values()):
+            for obj in self.indexer.list():
                 handlers.on_add(obj)
 
+    def lister(self) -> Lister:
+        return Lister(self.indexer)
+
     async def run(self) -> None:
+        resyncing = asyncio.create_task(self._resync()) if self.resync > 0 else None
+        try:
+            await self._reflect()
+        finally:
+            if resyncing is not None:
+                resyncing.cancel()
+
+    async def _resync(self) -> None:
+        while True:
+            await asyncio.sleep(self.resync)
+            for obj in self.indexer.list():
+                for h in self._handlers:
+                    if h.on_update is not None:
+                        h.on_update(obj, obj)
+
+    async def _reflect(self) -> None:
         while True:
             try:
                 if not self._rv:
@@ -71,9 +91,9 @@ class Informer:
     async def _relist(self) -> None:
         listing = await self.resource.list()
         fresh = {object_key(o): o for o in listing["items"]}
-        for key, old in list(self.items.items()):
+        for key in self.indexer.keys():
             if key not in fresh:
-                self._delete(old)
+                self._delete(self.indexer.get(key))  # type: ignore[arg-type]
         for obj in fresh.values():
             self._upsert(obj)
         self._rv = listing["metadata"]["resourceVersion"]
@@ -88,9 +108,7 @@ class Informer:
                 self._delete(event.object)
 
     def _upsert(self, obj: Obj) -> None:
-        key = object_key(obj)
-        old = self.items.get(key)
-        self.items[key] = obj
+        old = self.indexer.put(obj)
         for h in self._handlers:
             if old is None and h.on_add is not None:
                 h.on_add(obj)
@@ -98,7 +116,44 @@ class Informer:
                 h.on_update(old, obj)
 
     def _delete(self, obj: Obj) -> None:
-        last = self.items.pop(object_key(obj), obj)
+        self.indexer.pop(object_key(obj))
         for h in self._handlers:
             if h.on_delete is not None:
-                h.on_delete(last if obj is last else obj)
+                h.on_delete(obj)
+
+
+class SharedInformerFactory:
+    """One informer per resource per process, shared by every controller that asks for it."""
+
+    def __init__(self, client: RESTClient, *, resync: float = 0.0) -> None:
+        self.client = client
+        self.resync = resync
+        self._informers: dict[tuple[str, str, str], Informer] = {}
+        self._tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
+
+    def informer(self, group: str, version: str, plural: str) -> Informer:
+        key = (group, version, plural)
+        if key not in self._informers:
+            self._informers[key] = Informer(self.client.resource(group, version, plural), resync=self.resync)
+        return self._informers[key]
+
+    def start(self) -> None:
+        """Start every informer asked for so far that is not running yet (call again after adding)."""
+        for key, informer in self._informers.items():
+            if key not in self._tasks:
+                self._tasks[key] = asyncio.create_task(informer.run(), name=f"informer:{'/'.join(key)}")
+
+    async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """True once every started informer has listed; False on timeout."""
+        waits = [self._informers[key].synced.wait() for key in self._tasks]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._tasks.clear()

@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 
 from core.client.discovery import APIResource, server_resources
-from core.client.informer import Handlers, Informer
+from core.client.informer import Handlers, SharedInformerFactory
 from core.client.rest import JSON_PATCH, ApiError, RESTClient
 from core.runtime.gvk import GroupVersion
 
@@ -32,15 +32,15 @@ Obj = dict[str, Any]
 
 
 class GarbageCollector:
-    def __init__(self, client: RESTClient, *, rediscover: float = 30.0, retry: float = 0.5) -> None:
+    def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, rediscover: float = 30.0, retry: float = 0.5) -> None:
         self.client = client
+        self.informers = informers
         self.rediscover = rediscover
         self.retry = retry
         self.objects: dict[str, tuple[APIResource, Obj]] = {}  # uid -> (resource, last state)
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
         self.kinds: dict[tuple[str, str], APIResource] = {}  # (apiVersion, kind) -> resource
-        self._informers: dict[tuple[str, str], Informer] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._watched: set[tuple[str, str]] = set()
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
 
@@ -55,23 +55,20 @@ class GarbageCollector:
                 await asyncio.sleep(self.rediscover)
         finally:
             worker.cancel()
-            for task in self._tasks:
-                task.cancel()
 
     async def _discover(self) -> None:
         for resource in await server_resources(self.client):
             self.kinds[(GroupVersion(resource.group, resource.version).api_version, resource.kind)] = resource
             key = (resource.group, resource.plural)
-            if key in self._informers or not {"list", "watch"} <= resource.verbs:
+            if key in self._watched or not {"list", "watch"} <= resource.verbs:
                 continue
-            informer = Informer(self.client.resource(resource.group, resource.version, resource.plural))
-            informer.add_handlers(Handlers(
+            self._watched.add(key)
+            self.informers.informer(resource.group, resource.version, resource.plural).add_handlers(Handlers(
                 on_add=lambda o, r=resource: self._observe(r, o),
                 on_update=lambda _, o, r=resource: self._observe(r, o),
                 on_delete=self._forget,
             ))
-            self._informers[key] = informer
-            self._tasks.append(asyncio.create_task(informer.run(), name=f"gc-informer:{resource.plural}"))
+        self.informers.start()
 
     # -- the graph --------------------------------------------------------------------------
     def _observe(self, resource: APIResource, obj: Obj) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import logging
 from typing import Protocol
 
+from core.client.informer import SharedInformerFactory
 from core.client.rest import RESTClient
 
 log = logging.getLogger(__name__)
@@ -21,8 +22,11 @@ class Controller(Protocol):
 
 
 class ControllerManager:
+    """Controllers share one client and one informer per resource (``manager.informers``)."""
+
     def __init__(self, client: RESTClient) -> None:
         self.client = client
+        self.informers = SharedInformerFactory(client)
         self.controllers: dict[str, Controller] = {}
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -44,6 +48,7 @@ class ControllerManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        await self.informers.stop()
 
 
 def _report_crash(task: asyncio.Task[None]) -> None:

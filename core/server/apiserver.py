@@ -80,7 +80,7 @@ class APIServer:
         if cfg.run_controllers:
             self.controllers = ControllerManager(RESTClient(self.url))
             self.controllers.add("namespace", NamespaceController(self.controllers.client))
-            self.controllers.add("garbagecollector", GarbageCollector(self.controllers.client))
+            self.controllers.add("garbagecollector", GarbageCollector(self.controllers.client, self.controllers.informers))
             await self.plugins.register_controllers(self.controllers)
             self.controllers.start()
 
