@@ -563,7 +563,7 @@ def test_duplicate_keys_in_an_applied_configuration_are_refused() -> None:
     config = manifest(lambda o: containers(o).append({"name": "nginx", "image": "other"}))
     with pytest.raises(APIError) as caught:
         do_apply(None, config, "kubectl")
-    assert caught.value.code == 500
+    assert caught.value.code == 400  # kube-apiserver says 500; bad input is a 400 here
     assert caught.value.message == (
         "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): "
         '.spec.template.spec.containers: duplicate entries for key [name="nginx"]'

@@ -51,6 +51,9 @@ class Strategy:
     selectable_fields: Mapping[str, str] = {}
     #: Validates metadata.name; returns problem descriptions (k8s ``ValidateNameFunc``).
     name_validator: Callable[[str], list[str]] = staticmethod(is_dns1123_subdomain)
+    #: Top-level or dotted paths this strategy overwrites on a write (``GetResetFields``), so no
+    #: field manager owns them; None: ``status`` on a resource, ``spec`` on its status.
+    reset_fields: tuple[str, ...] | None = None
     #: A finished DELETE answers with the deleted object (as for Pods) instead of a Status.
     return_deleted_object: bool = False
     #: What ``kubectl get`` shows (see :mod:`core.registry.printing`).

@@ -1314,10 +1314,10 @@ def _object_text(obj: Mapping[str, Any]) -> str:
 
 
 def _typed_error(what: str, obj: Mapping[str, Any], errors: list[str]) -> APIError:
-    # kube-apiserver returns this plain error as a 500 with no reason.
+    # kube-apiserver answers this with a 500; it is the client's input that is wrong, so 400.
     detail = errors[0] if len(errors) == 1 else "errors:\n  " + "\n  ".join(errors)
     message = f"failed to create typed {what} object ({_object_text(obj)}): {detail}"
-    return APIError(500, StatusReason.INTERNAL_ERROR, message)
+    return APIError(400, StatusReason.BAD_REQUEST, message)
 
 
 def apply(

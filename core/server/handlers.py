@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 from aiohttp import web
@@ -26,7 +26,8 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import negotiation, params, patch, strategic, tables
+from core.server import fieldmanager, negotiation, ownership, params, patch, strategic, tables
+from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
@@ -34,7 +35,16 @@ BOOKMARK_INTERVAL = 60.0
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
+
+
+@runtime_checkable
+class PostSubresource(Protocol):
+    """A subresource strategy that takes POST instead of GET/PUT/PATCH, as ``pods/binding`` does:
+    it turns the posted object (a kind of its own) into the parent's next state, or raises."""
+
+    def apply_post(self, ctx: RequestContext, body: Any, obj: Any) -> Any: ...
 
 
 class ResourceEndpoints:
@@ -64,6 +74,8 @@ class ResourceEndpoints:
         method = request.method
         if info.name:
             verbs = {"GET": self.get, "PUT": self.update, "PATCH": self.patch, "DELETE": self.delete}
+            if info.subresource and isinstance(store.strategy, PostSubresource):
+                verbs = {"POST": self.post_subresource}
         elif info.subresource:
             raise _not_found()
         else:
@@ -137,7 +149,8 @@ class ResourceEndpoints:
     async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         body = await _decode_object(request, rt, info.version)
         ctx = _context(request, info)
-        obj, warnings = rt.decode(body, info.version, params.field_validation(request.query))
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
+        obj, warnings = rt.decode(tracker.update(None, body), info.version, params.field_validation(request.query))
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
@@ -145,10 +158,12 @@ class ResourceEndpoints:
         body = await _decode_object(request, rt, info.version)
         validation = params.field_validation(request.query)
         ctx = _context(request, info)
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
-            obj, found = rt.decode(body, info.version, validation)
+            previous = rt.encode(old, info.version) if old is not None else None
+            obj, found = rt.decode(tracker.update(previous, body), info.version, validation)
             warnings[:] = found
             return obj
 
@@ -159,17 +174,41 @@ class ResourceEndpoints:
         content_type, document = await _read_patch(request)
         validation = params.field_validation(request.query)
         ctx = _context(request, info)
+        force = params.flag(request.query, "force")
+        ownership.check_patch_options(ctx, apply=content_type == APPLY_PATCH, force=force)
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
+        if content_type == APPLY_PATCH:
+            document = _apply_config(document, rt, info)
 
         async def updater(old: Any) -> Any:
-            patched = _apply_patch(content_type, rt.encode(old, info.version), document, rt.versions[info.version].shape)
-            _check_type_meta(patched, rt, info.version)
+            current = rt.encode(old, info.version) if old is not None else None
+            if content_type == APPLY_PATCH:
+                patched = tracker.apply(current, document, force=force)
+            else:
+                assert current is not None
+                patched = tracker.update(current, _apply_patch(content_type, current, document, tracker.shape))
+                _check_type_meta(patched, rt, info.version)
             obj, found = rt.decode(patched, info.version, validation)
             warnings[:] = found
             return obj
 
-        stored, _ = await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
+        stored, created = await store.update(ctx, info.name, updater, force_allow_create=content_type == APPLY_PATCH)
+        return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
+
+    async def post_subresource(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        """POST to a named subresource: its strategy applies the body to the stored parent (in the
+        Store's guarded update); kube-apiserver answers such a create with a Success Status."""
+        body = negotiation.decode(await negotiation.read_body(request), negotiation.media_type(request.headers.get("Content-Type")))
+        ctx = _context(request, info)
+        strategy = store.strategy
+        assert isinstance(strategy, PostSubresource)
+
+        async def updater(old: Any) -> Any:
+            return strategy.apply_post(ctx, body, old)
+
+        await store.update(ctx, info.name, updater)
+        return negotiation.respond(request, 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, ctx.warnings)
 
     # -- /scale ----------------------------------------------------------------------------
     async def _scale(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
@@ -180,6 +219,7 @@ class ResourceEndpoints:
             raise _not_found()
         ctx = _context(request, info)
         storage = rt.storage_version
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
         if request.method == "GET":
             return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
         if request.method == "PUT":
@@ -198,9 +238,10 @@ class ResourceEndpoints:
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
             replicas, resource_version = scale.desired_replicas(wanted(current), info.name)
-            adapter.set_replicas(current, replicas)
-            current["metadata"]["resourceVersion"] = resource_version or None
-            obj, _ = rt.decode(current, storage, IGNORE)
+            scaled = rt.encode(old, storage)
+            adapter.set_replicas(scaled, replicas)
+            scaled["metadata"]["resourceVersion"] = resource_version or None
+            obj, _ = rt.decode(tracker.update(current, scaled), storage, IGNORE)
             return obj
 
         stored, _ = await store.update(ctx, info.name, updater)
@@ -329,6 +370,16 @@ def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shap
         return strategic.apply_strategic_merge_patch(current, document, shape)
     except patch.PatchError as err:
         raise err.api_error() from None
+
+
+def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str, Any]:
+    """An apply body, checked as kube-apiserver checks it, named as the URL names it."""
+    fieldmanager.check_apply_body(config, GroupVersion(rt.group, info.version).api_version, rt.kind)
+    meta = dict(config.get("metadata") or {})
+    if meta.get("name", info.name) != info.name:
+        raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({info.name})")
+    meta["name"] = info.name
+    return {**config, "metadata": meta}
 
 
 async def _optional_body(request: web.Request) -> Any:

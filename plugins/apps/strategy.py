@@ -37,6 +37,8 @@ class _WorkloadStrategy(Strategy):
 class WorkloadStatusStrategy(Strategy):
     """``/status`` of Deployments and ReplicaSets: spec, labels and annotations stay as stored."""
 
+    reset_fields = ("spec", "metadata.labels", "metadata.annotations")
+
     def prepare_for_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> None:
         obj.spec = old.spec
         obj.metadata.labels = old.metadata.labels

@@ -1,5 +1,5 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount."""
+ServiceAccount, Node."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ KINDS = [
     ("ConfigMap", "configmaps", types.ConfigMap, schemas.ConfigMapSchema, True, ["cm"]),
     ("Secret", "secrets", types.Secret, schemas.SecretSchema, True, []),
     ("ServiceAccount", "serviceaccounts", types.ServiceAccount, schemas.ServiceAccountSchema, True, ["sa"]),
+    ("Node", "nodes", types.Node, schemas.NodeSchema, False, ["no"]),
 ]
 
 

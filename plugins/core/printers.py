@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from core.registry.printing import AGE, NAME, Column, age, dig
@@ -107,4 +108,54 @@ EVENT_COLUMNS = (
            description="Time since the event was first seen."),
     Column("Count", "string", lambda e: str(e.get("count", 1)), priority=1, description="How many times this event occurred."),
     Column("Name", "string", lambda e: e["metadata"].get("name", ""), priority=1, description="Name of the event."),
+)
+
+
+ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
+ROLE_LABEL = "kubernetes.io/role"
+
+
+def node_status(node: dict[str, Any]) -> str:
+    """Ready, NotReady or Unknown from the Ready condition, plus SchedulingDisabled when cordoned."""
+    ready = next((c for c in dig(node, "status.conditions", []) if c.get("type") == "Ready"), None)
+    status = ["Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"]
+    if dig(node, "spec.unschedulable"):
+        status.append("SchedulingDisabled")
+    return ",".join(status)
+
+
+def node_roles(node: dict[str, Any]) -> str:
+    """Roles from ``node-role.kubernetes.io/<role>`` label keys and the ``kubernetes.io/role`` label's value."""
+    roles = set()
+    for key, value in (node["metadata"].get("labels") or {}).items():
+        if key.startswith(ROLE_LABEL_PREFIX) and key[len(ROLE_LABEL_PREFIX):]:
+            roles.add(key[len(ROLE_LABEL_PREFIX):])
+        elif key == ROLE_LABEL and value:
+            roles.add(value)
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_address(kind: str) -> Callable[[dict[str, Any]], str]:
+    def cell(node: dict[str, Any]) -> str:
+        return next((a.get("address", "") for a in dig(node, "status.addresses", []) if a.get("type") == kind), "<none>")
+
+    return cell
+
+
+def _node_info(key: str) -> Callable[[dict[str, Any]], str]:
+    return lambda node: dig(node, f"status.nodeInfo.{key}") or "<unknown>"
+
+
+NODE_COLUMNS = (
+    NAME,
+    Column("Status", "string", node_status, description="The status of the node"),
+    Column("Roles", "string", node_roles, description="The roles of the node"),
+    AGE,
+    Column("Version", "string", lambda n: dig(n, "status.nodeInfo.kubeletVersion", ""), description="Kubelet Version reported by the node."),
+    Column("Internal-IP", "string", _node_address("InternalIP"), priority=1, description="List of addresses reachable to the node."),
+    Column("External-IP", "string", _node_address("ExternalIP"), priority=1, description="List of addresses reachable to the node."),
+    Column("OS-Image", "string", _node_info("osImage"), priority=1, description="OS Image reported by the node from /etc/os-release."),
+    Column("Kernel-Version", "string", _node_info("kernelVersion"), priority=1, description="Kernel Version reported by the node."),
+    Column("Container-Runtime", "string", _node_info("containerRuntimeVersion"), priority=1,
+           description="ContainerRuntime Version reported by the node through runtime remote API."),
 )

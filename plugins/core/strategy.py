@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
-from core.meta.errors import FieldError, invalid
-from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label
+from core.meta import clock, errors
+from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from core.registry.strategy import RequestContext, Strategy
+from core.runtime.objects import build
+from core.runtime.schema import load, shape_of
 from plugins.core import printers, validation
-from plugins.core.types import ConfigMap, Event, Namespace, NamespaceSpec, NamespaceStatus, Pod, PodStatus, Secret
+from plugins.core.types import (
+    Binding,
+    ConfigMap,
+    Event,
+    Namespace,
+    NamespaceSpec,
+    NamespaceStatus,
+    Node,
+    NodeSpec,
+    Pod,
+    PodCondition,
+    PodStatus,
+    Secret,
+)
+from plugins.core.v1.schemas import BindingSchema
 
 FINALIZER_KUBERNETES = "kubernetes"
 NAME_LABEL = "kubernetes.io/metadata.name"
@@ -94,6 +112,72 @@ class PodStatusStrategy(PodStrategy):
         return []
 
 
+class PodBindingStrategy(PodStrategy):
+    """``pods/binding``: a POSTed v1 Binding sets ``spec.nodeName`` of a pod that has none, as
+    kube-scheduler binds pods; it is the only way to change a pod's node. The handler runs
+    :meth:`apply_post` inside the Store's guarded update, so two binders never both win."""
+
+    def apply_post(self, ctx: RequestContext, body: Any, pod: Pod) -> Pod:
+        """The stored pod bound as ``body`` asks; 409 when it is bound already or being deleted."""
+        binding = _decode_binding(body)
+        name = binding.metadata.name
+        if name != ctx.name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        if binding.metadata.namespace and binding.metadata.namespace != ctx.namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        problems = _validate_binding(binding)
+        if problems:
+            raise errors.invalid_object("Binding", "", name or "", problems)
+        if pod.metadata.deletion_timestamp:
+            raise errors.conflict("pods/binding", "", ctx.name, f"pod {ctx.name} is being deleted, cannot be assigned to a host")
+        if pod.spec.node_name:
+            raise errors.conflict("pods/binding", "", ctx.name, f'pod {ctx.name} is already assigned to node "{pod.spec.node_name}"')
+        # Preconditions of the binding: the Store answers a mismatch with 409.
+        pod.metadata.uid = binding.metadata.uid or pod.metadata.uid
+        pod.metadata.resource_version = binding.metadata.resource_version or pod.metadata.resource_version
+        if binding.metadata.annotations:
+            pod.metadata.annotations = {**(pod.metadata.annotations or {}), **binding.metadata.annotations}
+        pod.spec.node_name = binding.target.name
+        conditions = [c for c in pod.status.conditions or () if c.type != "PodScheduled"]
+        pod.status.conditions = [*conditions, PodCondition(type="PodScheduled", status="True", last_transition_time=clock.now())]
+        return pod
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Pod, old: Pod) -> None:
+        """Nothing to reset: :meth:`apply_post` built the new pod from the stored one."""
+
+    def validate_update(self, ctx: RequestContext, obj: Pod, old: Pod) -> list[FieldError]:
+        return []
+
+
+def _decode_binding(body: Any) -> Binding:
+    """The posted Binding, decoded strictly (unknown fields are refused, as for any body)."""
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of the request must be a Binding object")
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if api_version and api_version != "v1":
+        raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected API version (v1)")
+    if kind and kind != "Binding":
+        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (Binding)")
+    loaded = load(shape_of(BindingSchema), body, skip=frozenset({"apiVersion", "kind"}))
+    problems = [f'unknown field "{path}"' for path in loaded.unknown] + [str(e) for e in loaded.errors]
+    if problems:
+        raise errors.bad_request(f'Binding in version "v1" cannot be handled as a Binding: {"; ".join(problems)}', loaded.errors)
+    return build(Binding, loaded.data)
+
+
+def _validate_binding(binding: Binding) -> list[FieldError]:
+    """``ValidatePodBinding``: the target is a Node, by a valid name."""
+    errs: list[FieldError] = []
+    target = binding.target
+    if target.kind and target.kind != "Node":
+        errs.append(not_supported("target.kind", target.kind, ["Node", "<empty>"]))
+    if not target.name:
+        errs.append(required("target.name"))
+    else:
+        errs += [invalid("target.name", target.name, msg) for msg in is_dns1123_subdomain(target.name)]
+    return errs
+
+
 def _qos_class(pod: Pod) -> str:
     """Guaranteed when every container's requests equal its limits, BestEffort with none at all."""
     containers = pod.spec.containers or []
@@ -159,6 +243,79 @@ class ServiceAccountStrategy(Strategy):
     columns = printers.SERVICE_ACCOUNT_COLUMNS
 
 
+# -- Node --------------------------------------------------------------------------------------
+TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class NodeStrategy(Strategy):
+    """A kubelet registers its Node with the status it observed, so create keeps the status;
+    an update keeps the stored status, and ``/status`` keeps the spec."""
+
+    columns = printers.NODE_COLUMNS
+    selectable_fields = {"spec.unschedulable": "spec.unschedulable"}
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Node) -> None:
+        _sync_pod_cidrs(obj.spec)
+
+    def validate(self, ctx: RequestContext, obj: Node) -> list[FieldError]:
+        return _validate_node_spec(obj.spec)
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Node, old: Node) -> None:
+        obj.status = old.status
+        _sync_pod_cidrs(obj.spec)
+
+    def validate_update(self, ctx: RequestContext, obj: Node, old: Node) -> list[FieldError]:
+        errs = _validate_node_spec(obj.spec)
+        if old.spec.pod_cidrs and obj.spec.pod_cidrs != old.spec.pod_cidrs:
+            errs.append(forbidden("spec.podCIDRs", 'node updates may not change podCIDR except from "" to valid'))
+        if old.spec.provider_id and obj.spec.provider_id != old.spec.provider_id:
+            errs.append(forbidden("spec.providerID", 'node updates may not change providerID except from "" to valid'))
+        return errs
+
+
+class NodeStatusStrategy(NodeStrategy):
+    def prepare_for_update(self, ctx: RequestContext, obj: Node, old: Node) -> None:
+        obj.spec = old.spec
+
+
+def _sync_pod_cidrs(spec: NodeSpec) -> None:
+    """v1 has both podCIDR and podCIDRs: podCIDRs wins, and podCIDR is always its first entry."""
+    if spec.pod_cidrs:
+        spec.pod_cidr = spec.pod_cidrs[0]
+    elif spec.pod_cidr:
+        spec.pod_cidrs = [spec.pod_cidr]
+
+
+def _validate_node_spec(spec: NodeSpec) -> list[FieldError]:
+    errs: list[FieldError] = []
+    families: list[int | None] = []
+    for i, cidr in enumerate(spec.pod_cidrs or ()):
+        try:
+            families.append(ipaddress.ip_network(cidr, strict=False).version if "/" in cidr else None)
+        except ValueError:
+            families.append(None)
+        if families[-1] is None:
+            errs.append(invalid(f"spec.podCIDRs[{i}]", cidr, "must be a valid CIDR"))
+    if len(families) > 2 or (len(families) == 2 and families[0] == families[1]):
+        errs.append(invalid("spec.podCIDRs", spec.pod_cidrs, "may specify no more than one CIDR for each IP family"))
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(spec.taints or ()):
+        at = f"spec.taints[{i}]"
+        if not taint.key:
+            errs.append(required(f"{at}.key"))
+        else:
+            errs += [invalid(f"{at}.key", taint.key, msg) for msg in is_qualified_name(taint.key)]
+        errs += [invalid(f"{at}.value", taint.value, msg) for msg in is_valid_label_value(taint.value or "")]
+        if not taint.effect:
+            errs.append(required(f"{at}.effect"))
+        elif taint.effect not in TAINT_EFFECTS:
+            errs.append(not_supported(f"{at}.effect", taint.effect, TAINT_EFFECTS))
+        if (taint.key, taint.effect) in seen:
+            errs.append(duplicate(f"{at}.effect", taint.effect))
+        seen.add((taint.key, taint.effect))
+    return errs
+
+
 def strategies() -> dict[tuple[str, str], Any]:
     """(resource, subresource) -> strategy, as the plugin registers them."""
     return {
@@ -167,8 +324,11 @@ def strategies() -> dict[tuple[str, str], Any]:
         ("namespaces", "finalize"): NamespaceFinalizeStrategy(),
         ("pods", ""): PodStrategy(),
         ("pods", "status"): PodStatusStrategy(),
+        ("pods", "binding"): PodBindingStrategy(),
         ("events", ""): EventStrategy(),
         ("configmaps", ""): ConfigMapStrategy(),
         ("secrets", ""): SecretStrategy(),
         ("serviceaccounts", ""): ServiceAccountStrategy(),
+        ("nodes", ""): NodeStrategy(),
+        ("nodes", "status"): NodeStatusStrategy(),
     }

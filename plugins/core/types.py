@@ -1,4 +1,5 @@
-"""Internal types of the core group: Namespace, Pod, Event, ConfigMap, Secret, ServiceAccount.
+"""Internal types of the core group: Namespace, Pod, Event, ConfigMap, Secret, ServiceAccount, Node
+(and Binding, the body of pods/binding).
 
 Deep structures nobody on the server reads (probes, affinity, volume sources, security contexts)
 are kept as plain dicts: they round-trip exactly, and a later change can type them when a
@@ -261,3 +262,101 @@ class ServiceAccount:
     secrets: list[ObjectReference] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     automount_service_account_token: bool | None = None
+
+
+# -- Node --------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Taint:
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+    time_added: str | None = None
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    pod_cidr: str | None = None
+    pod_cidrs: list[str] | None = None
+    provider_id: str | None = None
+    unschedulable: bool | None = None
+    taints: list[Taint] | None = None
+    config_source: Raw | None = None
+    external_id: str | None = None
+
+
+@dataclass(slots=True)
+class NodeCondition:
+    type: str = ""
+    status: str = ""
+    last_heartbeat_time: str | None = None
+    last_transition_time: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class NodeAddress:
+    type: str = ""
+    address: str = ""
+
+
+@dataclass(slots=True)
+class DaemonEndpoint:
+    port: int = 0
+
+
+@dataclass(slots=True)
+class NodeDaemonEndpoints:
+    kubelet_endpoint: DaemonEndpoint | None = None
+
+
+@dataclass(slots=True)
+class NodeSystemInfo:
+    machine_id: str = ""
+    system_uuid: str = ""
+    boot_id: str = ""
+    kernel_version: str = ""
+    os_image: str = ""
+    container_runtime_version: str = ""
+    kubelet_version: str = ""
+    kube_proxy_version: str = ""
+    operating_system: str = ""
+    architecture: str = ""
+    swap: Raw | None = None
+
+
+@dataclass(slots=True)
+class ContainerImage:
+    names: list[str] | None = None
+    size_bytes: int | None = None
+
+
+@dataclass(slots=True)
+class NodeStatus:
+    capacity: dict[str, Any] | None = None
+    allocatable: dict[str, Any] | None = None
+    phase: str | None = None
+    conditions: list[NodeCondition] | None = None
+    addresses: list[NodeAddress] | None = None
+    daemon_endpoints: NodeDaemonEndpoints | None = None
+    node_info: NodeSystemInfo | None = None
+    images: list[ContainerImage] | None = None
+    volumes_in_use: list[str] | None = None
+    volumes_attached: list[Raw] | None = None
+    config: Raw | None = None
+    runtime_handlers: list[Raw] | None = None
+    features: Raw | None = None
+
+
+@dataclass(slots=True)
+class Node:
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: NodeSpec = field(default_factory=NodeSpec)
+    status: NodeStatus = field(default_factory=NodeStatus)
+
+
+# -- Binding (the body of pods/binding, not a stored kind) -------------------------------------
+@dataclass(slots=True)
+class Binding:
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    target: ObjectReference = field(default_factory=ObjectReference)

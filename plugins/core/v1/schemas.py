@@ -521,3 +521,142 @@ class ServiceAccountSchema(Schema):
     automount_service_account_token = fields.Bool(metadata={"description": (
         "Whether Pods running as this account get its API token mounted, unless the Pod says otherwise."
     )})
+
+
+# -- Node --------------------------------------------------------------------------------------
+class TaintSchema(Schema):
+    """Keeps Pods that do not tolerate it off a node (or away from it, or out of it)."""
+
+    key = fields.Str(metadata={"description": "The taint key, a qualified name such as node.kubernetes.io/unschedulable."})
+    value = fields.Str(metadata={"description": "The taint value."})
+    effect = fields.Str(metadata={"description": (
+        "What happens to Pods that do not tolerate the taint: NoSchedule, PreferNoSchedule or NoExecute."
+    )})
+    time_added = fields.Time(metadata={"description": "When a NoExecute taint was added."})
+
+
+class NodeSpecSchema(Schema):
+    """The desired state of a Node."""
+
+    pod_cidr = fields.Str(data_key="podCIDR", metadata={"description": (
+        "The Pod IP range of the node; the first entry of podCIDRs."
+    )})
+    pod_cidrs = fields.List(fields.Str(), data_key="podCIDRs", metadata={"patch_strategy": "merge", "list_type": "set", "description": (
+        "The Pod IP ranges of the node, at most one per IP family. Once set, they cannot change."
+    )})
+    provider_id = fields.Str(data_key="providerID", metadata={"description": (
+        "The node's ID in its cloud provider: <ProviderName>://<ProviderSpecificNodeID>."
+    )})
+    unschedulable = fields.Bool(metadata={"description": (
+        "When true, no new Pods are scheduled onto the node (kubectl cordon)."
+    )})
+    taints = fields.List(fields.Nested(TaintSchema), metadata={"description": "Taints of the node."})
+    config_source = fields.Dict(metadata={"description": "Deprecated: no longer used."})
+    external_id = fields.Str(data_key="externalID", metadata={"description": "Deprecated: no longer used."})
+
+
+class NodeConditionSchema(Schema):
+    """One aspect of a Node's state, as its kubelet reports it."""
+
+    type = fields.Str(metadata={"description": "The aspect: Ready, MemoryPressure, DiskPressure, PIDPressure, ..."})
+    status = fields.Str(metadata={"description": "True, False or Unknown."})
+    last_heartbeat_time = fields.Time(metadata={"description": "When the kubelet last reported the condition."})
+    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
+
+
+class NodeAddressSchema(Schema):
+    """One address of a Node."""
+
+    type = fields.Str(metadata={"description": "Hostname, InternalIP, ExternalIP, InternalDNS or ExternalDNS."})
+    address = fields.Str(metadata={"description": "The address."})
+
+
+class DaemonEndpointSchema(Schema):
+    """A port a daemon of the node listens on."""
+
+    port = fields.Int(data_key="Port", metadata={"description": "Port number."})
+
+
+class NodeDaemonEndpointsSchema(Schema):
+    """Ports of the daemons running on the node."""
+
+    kubelet_endpoint = fields.Nested(DaemonEndpointSchema, metadata={"description": "The port the kubelet listens on."})
+
+
+class NodeSystemInfoSchema(Schema):
+    """Identity and software versions of a node, as its kubelet reports them."""
+
+    machine_id = fields.Str(data_key="machineID", metadata={"description": "The node's /etc/machine-id."})
+    system_uuid = fields.Str(data_key="systemUUID", metadata={"description": "The system UUID from the firmware."})
+    boot_id = fields.Str(data_key="bootID", metadata={"description": "Changes on every reboot of the node."})
+    kernel_version = fields.Str(metadata={"description": "Kernel version (uname -r)."})
+    os_image = fields.Str(metadata={"description": "Operating system image, from /etc/os-release."})
+    container_runtime_version = fields.Str(metadata={"description": "Container runtime: <runtime>://<version>."})
+    kubelet_version = fields.Str(metadata={"description": "Kubelet version."})
+    kube_proxy_version = fields.Str(metadata={"description": "Deprecated: kube-proxy version, not reliable."})
+    operating_system = fields.Str(metadata={"description": "The operating system: linux or windows."})
+    architecture = fields.Str(metadata={"description": "The CPU architecture, such as amd64 or arm64."})
+    swap = fields.Dict(metadata={"description": "Swap memory of the node."})
+
+
+class ContainerImageSchema(Schema):
+    """A container image present on a node."""
+
+    names = fields.List(fields.Str(), metadata={"description": "Names (tags and digests) of the image."})
+    size_bytes = fields.Int(metadata={"description": "Size of the image in bytes."})
+
+
+class NodeStatusSchema(Schema):
+    """The observed state of a Node, reported by its kubelet."""
+
+    capacity = fields.Dict(keys=fields.Str(), values=fields.Quantity(), metadata={"description": (
+        "Total resources of the node: cpu, memory, pods, ephemeral-storage, ..."
+    )})
+    allocatable = fields.Dict(keys=fields.Str(), values=fields.Quantity(), metadata={"description": (
+        "The resources of the node available to Pods; defaults to capacity."
+    )})
+    phase = fields.Str(metadata={"description": "Deprecated: no longer set."})
+    conditions = fields.List(fields.Nested(NodeConditionSchema), metadata=fields.merge_by("type", description=(
+        "The latest observations of the node's state, one per type."
+    )))
+    addresses = fields.List(fields.Nested(NodeAddressSchema), metadata=fields.merge_by("type", description=(
+        "Addresses the node is reachable at."
+    )))
+    daemon_endpoints = fields.Nested(NodeDaemonEndpointsSchema, metadata={"description": (
+        "Ports of the daemons running on the node."
+    )})
+    node_info = fields.Nested(NodeSystemInfoSchema, metadata={"description": "Identity and software versions of the node."})
+    images = fields.List(fields.Nested(ContainerImageSchema), metadata={"description": "Container images on the node."})
+    volumes_in_use = fields.List(fields.Str(), metadata={"description": "Volumes attached and mounted on the node."})
+    volumes_attached = fields.List(fields.Dict(), metadata={"description": "Volumes attached to the node."})
+    config = fields.Dict(metadata={"description": "Status of the node's dynamic configuration (deprecated)."})
+    runtime_handlers = fields.List(fields.Dict(), metadata={"description": "The runtime handlers available on the node."})
+    features = fields.Dict(metadata={"description": "Features the node's implementation supports."})
+
+
+class NodeSchema(Schema):
+    """A Node is a machine Pods run on. Its kubelet registers it and reports its capacity, addresses and health;
+    the scheduler places Pods onto Nodes that are Ready and schedulable.
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, labels, annotations, and what the server records about the object."
+    )})
+    spec = fields.Nested(NodeSpecSchema, metadata={"description": (
+        "The desired state: Pod IP ranges, taints, and whether new Pods may be scheduled."
+    )})
+    status = fields.Nested(NodeStatusSchema, metadata={"description": (
+        "The most recently observed state, reported by the node's kubelet."
+    )})
+
+
+# -- Binding -----------------------------------------------------------------------------------
+class BindingSchema(Schema):
+    """A Binding assigns a Pod to a Node: POSTed to pods/{name}/binding by the scheduler."""
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "The Pod's name; uid and resourceVersion, when set, are preconditions on the Pod."
+    )})
+    target = fields.Nested(ObjectReferenceSchema, metadata={"description": "The Node to bind to (kind Node, and its name)."})
