@@ -6,32 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.test_kubectl import free_port
-
-
-def start(data_dir: Path, port: int) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 10.0) -> float:
-    began = time.monotonic()
-    while time.monotonic() - began < limit:
-        assert process.poll() is None, process.communicate()
-        try:
-            with urllib.request.urlopen(f"{url}/readyz", timeout=1) as reply:
-                if reply.status == 200:
-                    return time.monotonic() - began
-        except OSError:
-            time.sleep(0.02)
-    raise AssertionError("not ready")
+from tests.servers import free_port, start, wait_ready
 
 
 def request(url: str, method: str = "GET", body: dict | None = None) -> dict:
@@ -44,7 +25,7 @@ def request(url: str, method: str = "GET", body: dict | None = None) -> dict:
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_serve_writes_kubeconfig_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
     port = free_port()
-    process = start(tmp_path, port)
+    process = start(tmp_path, port=port)
     try:
         took = wait_ready(f"http://127.0.0.1:{port}", process)
         print(f"ready after {took:.2f}s")
@@ -62,18 +43,18 @@ def test_serve_writes_kubeconfig_and_stops_cleanly(tmp_path: Path, stop_signal: 
 def test_state_survives_a_restart_and_a_data_dir_has_one_server(tmp_path: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    process = start(tmp_path, port)
+    process = start(tmp_path, port=port)
     try:
         wait_ready(url, process)
         cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "b"}}
         created = request(f"{url}/api/v1/namespaces/default/configmaps", "POST", cm)
-        second = start(tmp_path, free_port())
+        second = start(tmp_path)
         _, err = second.communicate(timeout=10)
         assert second.returncode == 1 and "in use by another process" in err
     finally:
         process.terminate()
         process.communicate(timeout=10)
-    process = start(tmp_path, port)
+    process = start(tmp_path, port=port)
     try:
         wait_ready(url, process)
         again = request(f"{url}/api/v1/namespaces/default/configmaps/kept")

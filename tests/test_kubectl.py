@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.servers import free_port, serving
+
+__all__ = ["free_port", "kubectl"]  # shared with the other kubectl test modules
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -58,12 +59,6 @@ metadata: {name: team}
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Kubectl:
     def __init__(self, env: dict[str, str], workdir: Path) -> None:
         self.env = env
@@ -87,23 +82,9 @@ class Kubectl:
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     workdir = tmp_path_factory.mktemp("kubectl")
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(workdir / "data")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        kubeconfig = workdir / "data" / "kubeconfig"
-        deadline = time.monotonic() + 15
-        while not kubeconfig.exists():
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
+    with serving(workdir / "data") as served:
+        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
         yield Kubectl(env, workdir)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_namespaces_exist_from_the_start(kubectl):

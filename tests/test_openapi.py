@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +31,8 @@ from plugins.apps.v1.schemas import DeploymentSpecSchema, DeploymentStrategySche
 from plugins.core import types as core_types
 from plugins.core.v1.schemas import ContainerSchema, PodSchema, PodTemplateSpecSchema
 from tests.conftest import Client
-from tests.test_kubectl import DEPLOYMENT, free_port
+from tests.servers import serving
+from tests.test_kubectl import DEPLOYMENT
 
 HASH = re.compile(r"^[0-9A-F]{128}$")
 PATCH_TYPES = {
@@ -390,28 +390,16 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
     workdir = tmp_path_factory.mktemp("openapi-kubectl")
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(workdir / "data")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    recorder = _Recorder(port)
-    threading.Thread(target=recorder.serve_forever, daemon=True).start()
-    try:
-        kubeconfig = workdir / "data" / "kubeconfig"
-        deadline = time.monotonic() + 15
-        while not kubeconfig.exists():
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
-        proxied = workdir / "kubeconfig"
-        proxied.write_text(kubeconfig.read_text().replace(f":{port}", f":{recorder.server_address[1]}"))
-        env = {**os.environ, "KUBECONFIG": str(proxied), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
-        yield Kubectl(env, workdir, recorder)
-    finally:
-        recorder.shutdown()
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(workdir / "data") as served:
+        recorder = _Recorder(served.port)
+        threading.Thread(target=recorder.serve_forever, daemon=True).start()
+        try:
+            proxied = workdir / "kubeconfig"
+            proxied.write_text(served.kubeconfig.read_text().replace(f":{served.port}", f":{recorder.server_address[1]}"))
+            env = {**os.environ, "KUBECONFIG": str(proxied), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
+            yield Kubectl(env, workdir, recorder)
+        finally:
+            recorder.shutdown()
 
 
 def _flat(text: str) -> str:

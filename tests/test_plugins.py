@@ -16,7 +16,7 @@ from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from tests.conftest import Client
-from tests.test_kubectl import free_port
+from tests.servers import serving
 
 FIXTURE = Path(__file__).parent / "fixtures" / "widgets"
 WIDGETS = "/apis/widgets.test.kplane.io/v1/namespaces/default/widgets"
@@ -39,20 +39,10 @@ def widgets_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
 
 @pytest.fixture
-async def widget_server(widgets_installed: None, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    process = await __import__("asyncio").create_subprocess_exec(
-        sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(tmp_path),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    assert process.stdout is not None
-    banner = await process.stdout.readline()
-    assert b"serving on" in banner, banner + await process.stdout.read()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        assert await process.wait() == 0
+def widget_server(widgets_installed: None, tmp_path: Path) -> Iterator[str]:
+    with serving(tmp_path) as served:
+        yield served.url
+    assert served.process.returncode == 0
 
 
 def widget(name: str, **spec: object) -> dict:

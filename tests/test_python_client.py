@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +12,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, dynamic, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
-from tests.test_kubectl import free_port  # noqa: E402
+from tests.servers import serving  # noqa: E402
 
 
 def _deployment(name: str, replicas: int = 2) -> dict:
@@ -33,16 +30,8 @@ def _deployment(name: str, replicas: int = 2) -> dict:
 
 @pytest.fixture(scope="module")
 def api_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.ApiClient]:
-    data = tmp_path_factory.mktemp("pyclient")
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert server.stdout is not None and "serving on" in server.stdout.readline()
-        yield config.new_client_from_config(config_file=str(Path(data) / "kubeconfig"))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(tmp_path_factory.mktemp("pyclient")) as served:
+        yield config.new_client_from_config(config_file=str(served.kubeconfig))
 
 
 @pytest.fixture

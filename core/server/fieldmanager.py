@@ -47,6 +47,7 @@ from marshmallow import fields as mfields
 
 from core.meta.errors import APIError, StatusReason, bad_request
 from core.runtime.schema import LIST, MAP, ONE, FieldShape, Schema, Shape, shape_of
+from core.server.patch import go_json_type, json_equal
 
 __all__ = [
     "ApplyConflict",
@@ -615,20 +616,6 @@ def _skip_tree(paths: Iterable[str]) -> Skip:
     return tree
 
 
-def _json_equal(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(v, b[k]) for k, v in a.items())
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
 @dataclass(slots=True)
 class _Comparison:
     """SMD's ``Comparison``: fields added, modified and removed by the right-hand object."""
@@ -690,7 +677,7 @@ def _compare_leaf(l: Any, r: Any, path: Path, c: _Comparison) -> None:
         _insert(c.added, path)
     elif r is _MISSING:
         _insert(c.removed, path)
-    elif not _json_equal(l, r):
+    elif not json_equal(l, r):
         _insert(c.modified, path)
 
 
@@ -704,7 +691,7 @@ def _compare_items(
         if len(li) <= 1 and len(ri) <= 1:
             _compare(li[0] if li else _MISSING, ri[0] if ri else _MISSING, elem, path, c, True, None)
         elif len(li) >= 2 and len(ri) >= 2:
-            if not _json_equal(list(li), list(ri)):
+            if not json_equal(list(li), list(ri)):
                 _insert(c.modified, path)
         elif len(li) >= 2:
             if ri:
@@ -1257,14 +1244,6 @@ def conflict_error(conflicts: Sequence[Conflict]) -> APIError:
     return APIError(409, StatusReason.CONFLICT, message, {"causes": causes})
 
 
-def _go_json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string" if isinstance(value, str) else "array"
-
-
 def _group_version(api_version: Any) -> tuple[str, str] | None:
     """``schema.ParseGroupVersion``; None when it fails (more than one ``/``)."""
     if not isinstance(api_version, str) or not api_version:
@@ -1295,7 +1274,7 @@ def check_apply_body(body: Any, api_version: str, kind: str) -> None:
     if not isinstance(body, dict):
         raise bad_request(
             "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal "
-            f"{_go_json_type(body)} into Go value of type map[string]interface {{}}"
+            f"{go_json_type(body)} into Go value of type map[string]interface {{}}"
         )
     got = _gvk(body)
     if got != _gvk({"apiVersion": api_version, "kind": kind}):

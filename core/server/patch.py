@@ -57,7 +57,7 @@ class PatchError(Exception):
         return APIError(422, StatusReason.INVALID, _REJECTED, {"causes": [{"reason": "UnexpectedServerResponse", "message": self.message}]})
 
 
-def _go_json_type(value: Any) -> str:
+def go_json_type(value: Any) -> str:
     """How Go's ``json.UnmarshalTypeError`` names a JSON value's type."""
     if isinstance(value, bool):
         return "bool"
@@ -68,16 +68,18 @@ def _go_json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """JSON equality: numbers compare by value, but ``true`` is not ``1`` and ``"10"`` is not ``10``."""
+    if a is b:
+        return True
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(json_equal(v, b[k]) for k, v in a.items())
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
 
 
@@ -194,7 +196,7 @@ class _Applier:
         self.add(pointer, orjson.loads(encoded), "copy")  # a private copy, never aliased with its source
 
     def test(self, pointer: str, value: Any) -> None:
-        if not _json_equal(self._read("test", pointer), value):
+        if not json_equal(self._read("test", pointer), value):
             raise PatchError(f"testing value {pointer} failed: test failed")
 
 
@@ -220,11 +222,11 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
     if patch is None:  # Go decodes a JSON null patch to an empty one
         return doc
     if not isinstance(patch, list):
-        raise PatchError(f"json: cannot unmarshal {_go_json_type(patch)} into Go value of type jsonpatch.Patch", 400)
+        raise PatchError(f"json: cannot unmarshal {go_json_type(patch)} into Go value of type jsonpatch.Patch", 400)
     for operation in patch:
         if operation is not None and not isinstance(operation, dict):
             raise PatchError(
-                f"json: cannot unmarshal {_go_json_type(operation)} into Go value of type jsonpatch.Operation", 400
+                f"json: cannot unmarshal {go_json_type(operation)} into Go value of type jsonpatch.Operation", 400
             )
     if len(patch) > MAX_JSON_PATCH_OPERATIONS:
         raise PatchError(

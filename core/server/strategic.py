@@ -67,7 +67,7 @@ import orjson
 from marshmallow import fields
 
 from core.runtime.schema import LIST, MAP, Shape
-from core.server.patch import PatchError, _go_json_type
+from core.server.patch import PatchError, go_json_type
 
 _PATCH = "$patch"
 _RETAIN_KEYS = "$retainKeys"
@@ -111,7 +111,7 @@ def apply_strategic_merge_patch(doc: dict[str, Any], patch: Any, shape: Shape) -
     if patch is None:  # Go decodes a JSON null into an empty patch
         return doc
     if not isinstance(patch, dict):
-        raise PatchError(f"json: cannot unmarshal {_go_json_type(patch)} into Go value of type map[string]interface {{}}", 400)
+        raise PatchError(f"json: cannot unmarshal {go_json_type(patch)} into Go value of type map[string]interface {{}}", 400)
     result = _merge_map(doc, patch, shape)
     return {} if result is None else result
 
