@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
+    serve.add_argument("--simulated-nodes", type=int, default=3, metavar="N",
+                       help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             disabled_plugins=frozenset(args.disable_plugin),
             run_controllers=not args.no_controllers,
+            simulated_nodes=args.simulated_nodes,
         )
         try:
             return asyncio.run(_serve(config))

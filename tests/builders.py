@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+# Pods for API-level tests name a scheduler nobody runs, so the simulated nodes leave them alone.
+UNSCHEDULED = "nobody"
 
 
 def deployment(name: str = "web", replicas: int | None = 2, version: str = "apps/v1", **spec: Any) -> dict[str, Any]:

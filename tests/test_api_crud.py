@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.builders import DEPLOYMENTS, configmap, deployment
+from tests.builders import DEPLOYMENTS, UNSCHEDULED, configmap, deployment
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -302,7 +302,7 @@ async def test_namespaces_are_enforced(api):
 
 async def test_pods_secrets_events_service_accounts(api):
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+           "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "c", "image": "busybox"}]}}
     created = (await api.post("/api/v1/namespaces/default/pods", pod)).body
     assert created["status"]["phase"] == "Pending"
     assert created["spec"]["restartPolicy"] == "Always"

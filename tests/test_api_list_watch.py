@@ -12,7 +12,7 @@ import pytest
 from core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 
-from tests.builders import configmap
+from tests.builders import UNSCHEDULED, configmap
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
@@ -84,7 +84,7 @@ async def test_field_selectors(api):
     assert await _names(api, fieldSelector="metadata.name!=f2") == ["f1"]
     assert await _names(api, fieldSelector="metadata.namespace=default") == ["f1", "f2"]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+           "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "c", "image": "x"}]}}
     await api.post("/api/v1/namespaces/default/pods", pod)
     pending = await api.get("/api/v1/pods", params={"fieldSelector": "status.phase=Pending,spec.nodeName="})
     assert [p["metadata"]["name"] for p in pending.body["items"]] == ["p"]

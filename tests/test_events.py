@@ -28,7 +28,8 @@ async def client(server: APIServer) -> AsyncIterator[RESTClient]:
 
 
 async def create_deployment(client: RESTClient, name: str = "web") -> dict[str, Any]:
-    return await client.resource("apps", "v1", "deployments", namespace="default").create(deployment(name))
+    # No replicas: the deployment controller then records no events of its own about it.
+    return await client.resource("apps", "v1", "deployments", namespace="default").create(deployment(name, replicas=0))
 
 
 async def events_about(client: RESTClient, obj: dict[str, Any], namespace: str = "default") -> list[dict[str, Any]]:

@@ -48,9 +48,11 @@ def test_client_side_apply_twice_sends_a_strategic_merge_patch(kubectl: Kubectl)
     assert live["spec"]["replicas"] == 4 and live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
     assert "kubectl.kubernetes.io/last-applied-configuration" in live["metadata"]["annotations"]
     assert live["metadata"]["generation"] == 2
+    kubectl.run("rollout", "status", "deploy/applied", "--timeout=60s")  # the controller stops writing
+    settled = kubectl.json("get", "deploy", "applied")
     assert kubectl.run("apply", "-f", path).stdout.strip() == "deployment.apps/applied unchanged"
     same = kubectl.json("get", "deploy", "applied")
-    assert same["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
+    assert same["metadata"]["resourceVersion"] == settled["metadata"]["resourceVersion"]
     kubectl.run("delete", "deploy", "applied")
 
 

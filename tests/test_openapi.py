@@ -406,6 +406,18 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _wait_rolled_out(kubectl: Kubectl, name: str, limit: float = 30.0) -> None:
+    """Poll (the recording proxy does not stream watches) until the deployment is available."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        live = json.loads(kubectl.run("get", "deploy", name, "-o", "json").stdout)
+        status = live.get("status", {})
+        if status.get("observedGeneration") == live["metadata"]["generation"] and status.get("availableReplicas") == live["spec"]["replicas"]:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"deployment {name} did not roll out")
+
+
 def test_kubectl_writes_with_default_validation(kubectl: Kubectl) -> None:
     done, seen = kubectl.requests("create", "-f", "-", stdin=DEPLOYMENT)
     assert done.stdout.strip() == "deployment.apps/web created"
@@ -417,6 +429,7 @@ def test_kubectl_writes_with_default_validation(kubectl: Kubectl) -> None:
     assert done.stdout.strip() == "deployment.apps/api created"
     assert _openapi_gets(seen) == ["/openapi/v3"]  # the document comes from kubectl's cache
 
+    _wait_rolled_out(kubectl, "web")  # replace sends the live resourceVersion: let the controller settle
     done, seen = kubectl.requests("replace", "-f", "-", stdin=DEPLOYMENT.replace("replicas: 2", "replicas: 3"))
     assert done.stdout.strip() == "deployment.apps/web replaced"
     assert _openapi_gets(seen) == ["/openapi/v3"]

@@ -92,21 +92,22 @@ def test_core_namespaces_and_pods(core: client.CoreV1Api) -> None:
     core.delete_namespace("py")
 
 
-def test_watch_stream(apps: client.AppsV1Api) -> None:
+def test_watch_stream(core: client.CoreV1Api) -> None:
+    """Config maps: no controller writes them, so the stream holds exactly what the test did."""
     events: list[tuple[str, str]] = []
 
     def consume() -> None:
-        for event in watch.Watch().stream(apps.list_namespaced_deployment, "default", label_selector="app=watched", timeout_seconds=5):
+        for event in watch.Watch().stream(core.list_namespaced_config_map, "default", label_selector="app=watched", timeout_seconds=5):
             events.append((event["type"], event["object"].metadata.name))
             if event["type"] == "DELETED":
                 return
 
-    apps.create_namespaced_deployment("default", _deployment("watched"))
+    core.create_namespaced_config_map("default", {"metadata": {"name": "watched", "labels": {"app": "watched"}}, "data": {"a": "1"}})
     reader = threading.Thread(target=consume)
     reader.start()
     time.sleep(0.3)
-    apps.patch_namespaced_deployment("watched", "default", [{"op": "replace", "path": "/spec/replicas", "value": 1}])
-    apps.delete_namespaced_deployment("watched", "default")
+    core.patch_namespaced_config_map("watched", "default", {"data": {"a": "2"}})
+    core.delete_namespaced_config_map("watched", "default")
     reader.join(timeout=10)
     assert events == [("ADDED", "watched"), ("MODIFIED", "watched"), ("DELETED", "watched")]
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.registry.printing import human_duration
-from tests.builders import DEPLOYMENTS, configmap, deployment
+from tests.builders import DEPLOYMENTS, UNSCHEDULED, configmap, deployment
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
@@ -61,7 +61,7 @@ async def test_single_get_is_a_one_row_table(api):
 
 
 async def test_kinds_have_their_kubectl_columns(api):
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "c", "image": "x"}]}}
     await api.post("/api/v1/namespaces/default/pods", pod)
     pods = (await api.get("/api/v1/namespaces/default/pods", headers={"Accept": TABLE_ACCEPT})).body
     assert [c["name"] for c in pods["columnDefinitions"] if c["priority"] == 0] == ["Name", "Ready", "Status", "Restarts", "Age"]
@@ -78,7 +78,7 @@ async def test_kinds_have_their_kubectl_columns(api):
 
 
 async def test_pod_status_column_follows_container_states(api, server):
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "c", "image": "x"}]}}
     created = (await api.post("/api/v1/namespaces/default/pods", pod)).body
     created["status"] = {"phase": "Pending", "containerStatuses": [
         {"name": "c", "ready": False, "restartCount": 3, "image": "x", "imageID": "",

@@ -14,6 +14,7 @@ from core.client.rest import RESTClient
 from core.controllers.garbage import GarbageCollector
 from core.controllers.manager import ControllerManager
 from core.controllers.namespace import NamespaceController
+from core.controllers.nodes import SimulatedNodes
 from core.plugins import PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
@@ -36,6 +37,7 @@ class ServerConfig:
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
+    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (core.controllers.nodes); 0: none
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
 
     @property
@@ -81,6 +83,8 @@ class APIServer:
             self.controllers = ControllerManager(RESTClient(self.url))
             self.controllers.add("namespace", NamespaceController(self.controllers.client))
             self.controllers.add("garbagecollector", GarbageCollector(self.controllers.client, self.controllers.informers))
+            if cfg.simulated_nodes:
+                self.controllers.add("simulated-nodes", SimulatedNodes(self.controllers.client, self.controllers.informers, count=cfg.simulated_nodes))
             await self.plugins.register_controllers(self.controllers)
             self.controllers.start()
 

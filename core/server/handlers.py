@@ -138,7 +138,10 @@ class ResourceEndpoints:
                     obj = printer.table([event.obj]) if printer is not None else _to_version(rt, event.obj, info.version)
                 await response.write(orjson.dumps({"type": kind, "object": obj}) + b"\n")
         except errors.APIError as err:
-            await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+            with contextlib.suppress(ConnectionResetError):
+                await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+        except ConnectionResetError:
+            return response  # the client went away; nothing more to say to it
         finally:
             self._watches.discard(task)
         with contextlib.suppress(ConnectionResetError):

@@ -1,13 +1,16 @@
 """The apps API group: Deployment and ReplicaSet, served at apps/v1 and apps/v1beta2, stored
-as apps/v1."""
+as apps/v1; and their controllers."""
 
 from __future__ import annotations
 
+from core.controllers.manager import ControllerManager
 from core.hookspecs import hookimpl
 from core.registry.registry import Registry
 from core.registry.scale import ScaleAdapter
 from core.runtime.scheme import Scheme
 from plugins.apps import strategy, types
+from plugins.apps.controllers.deployment import DeploymentController
+from plugins.apps.controllers.replicaset import ReplicaSetController
 from plugins.apps.v1 import defaults, protobuf, schemas as v1_schemas
 from plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
@@ -53,8 +56,14 @@ def kplane_register_conversions(scheme: Scheme) -> None:
 @hookimpl
 def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "deployments", strategy.DeploymentStrategy())
-    registry.add_strategy(GROUP, "deployments", strategy.WorkloadStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "deployments", strategy.DeploymentStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStrategy())
-    registry.add_strategy(GROUP, "replicasets", strategy.WorkloadStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStatusStrategy(), subresource="status")
     registry.add_scale(GROUP, "deployments", ScaleAdapter())
     registry.add_scale(GROUP, "replicasets", ScaleAdapter())
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    manager.add("replicaset", ReplicaSetController(manager.client, manager.informers))
+    manager.add("deployment", DeploymentController(manager.client, manager.informers))

@@ -34,18 +34,27 @@ class _WorkloadStrategy(Strategy):
         return self.validate(ctx, obj) + validation.validate_selector_unchanged(obj.spec.selector, old.spec.selector)
 
 
-class WorkloadStatusStrategy(Strategy):
-    """``/status`` of Deployments and ReplicaSets: spec, labels and annotations stay as stored."""
+class ReplicaSetStatusStrategy(Strategy):
+    """``/status`` of ReplicaSets: the spec stays as stored."""
 
-    reset_fields = ("spec", "metadata.labels", "metadata.annotations")
+    reset_fields = ("spec",)
 
     def prepare_for_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> None:
         obj.spec = old.spec
-        obj.metadata.labels = old.metadata.labels
-        obj.metadata.annotations = old.metadata.annotations
 
     def validate_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> list[FieldError]:
         return validation.validate_status(obj.status)
+
+
+class DeploymentStatusStrategy(ReplicaSetStatusStrategy):
+    """``/status`` of Deployments: spec and labels stay as stored; annotations may change (the
+    controller records the revision there without bumping the generation)."""
+
+    reset_fields = ("spec", "metadata.labels")
+
+    def prepare_for_update(self, ctx: RequestContext, obj: Workload, old: Workload) -> None:
+        super().prepare_for_update(ctx, obj, old)
+        obj.metadata.labels = old.metadata.labels
 
 
 class DeploymentStrategy(_WorkloadStrategy):

@@ -1,0 +1,1 @@
+"""Controllers of the apps group, registered through ``kplane_register_controllers``."""

@@ -1,0 +1,520 @@
+"""The ReplicaSet controller (kube-controller-manager's ``pkg/controller/replicaset``).
+
+It keeps ``spec.replicas`` active pods matching each ReplicaSet's selector, and reports what it
+sees in the ReplicaSet's status. A sync of one ReplicaSet:
+
+1. lists its candidate pods from the informer cache: those it controls (an index on the controller
+   ownerReference's uid) and the orphans its selector matches, leaving out pods being deleted and
+   pods that finished (Succeeded or Failed);
+2. claims them: adopts matching orphans (it becomes their controller) and releases the pods it
+   controls that no longer match, each by a JSON patch guarded by the pod's resourceVersion;
+3. creates the missing pods from the template in slow-start batches (1, 2, 4, ...; a failure stops
+   the rest), or deletes the surplus, not-ready, unscheduled and newest first;
+4. writes ``status`` when it changed: replicas, fullyLabeledReplicas, readyReplicas,
+   availableReplicas (Ready for at least minReadySeconds), observedGeneration and the
+   ReplicaFailure condition while creating or deleting fails.
+
+**Expectations** make step 3 safe with a cache that lags: the creates and deletes a sync starts
+are recorded, and later syncs skip step 3 until the informer has shown every one of them (or
+``expectations_timeout`` passed), so a burst of events never creates a pod twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from core.client.cache import object_key
+from core.client.events import NORMAL, WARNING, EventRecorder
+from core.client.informer import Handlers, SharedInformerFactory
+from core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
+from core.client.workqueue import ShutDown, WorkQueue
+from core.meta import clock, errors
+from core.meta.selectors import LabelSelectorExpr, label_selector_from_internal
+from core.meta.types import LabelSelector, LabelSelectorRequirement
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+
+API_VERSION, KIND = "apps/v1", "ReplicaSet"
+COMPONENT = "replicaset-controller"
+CONTROLLER_UID_INDEX = "controllerUID"
+BURST_REPLICAS = 500  # the most pods one sync creates or deletes
+EXPECTATIONS_TIMEOUT = 300.0
+TERMINAL = ("Succeeded", "Failed")
+PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}  # earlier phases are deleted first
+
+
+@dataclass(slots=True)
+class _Expected:
+    creates: int
+    deletes: set[str] = field(default_factory=set)  # namespace/name of pods
+    since: float = 0.0
+
+
+class Expectations:
+    """Creates and deletes in flight per ReplicaSet key (client-go's UIDTrackingControllerExpectations)."""
+
+    def __init__(self, timeout: float = EXPECTATIONS_TIMEOUT, clock: Callable[[], float] = time.monotonic) -> None:
+        self.timeout = timeout
+        self._clock = clock
+        self._expected: dict[str, _Expected] = {}
+
+    def expect(self, key: str, *, creates: int = 0, deletes: Iterable[str] = ()) -> None:
+        """What the sync of ``key`` is about to do (it replaces what was expected before)."""
+        self._expected[key] = _Expected(creates, set(deletes), self._clock())
+
+    def creation_observed(self, key: str, count: int = 1) -> None:
+        """The informer showed a pod created for ``key``; also called for creates that never happened."""
+        if key in self._expected:
+            self._expected[key].creates -= count
+
+    def deletion_observed(self, key: str, pod_key: str) -> None:
+        if key in self._expected:
+            self._expected[key].deletes.discard(pod_key)
+
+    def satisfied(self, key: str) -> bool:
+        """True when nothing is in flight for ``key``, or the expectations are too old to trust."""
+        expected = self._expected.get(key)
+        if expected is None or (expected.creates <= 0 and not expected.deletes):
+            return True
+        return self._clock() - expected.since > self.timeout
+
+    def forget(self, key: str) -> None:
+        self._expected.pop(key, None)
+
+
+class ReplicaSetController:
+    def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, workers: int = 5,
+                 burst_replicas: int = BURST_REPLICAS, expectations_timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+        self.client = client
+        self.informers = informers
+        self.workers = workers
+        self.burst_replicas = burst_replicas
+        self.rs_informer = informers.informer("apps", "v1", "replicasets")
+        self.pod_informer = informers.informer("", "v1", "pods")
+        self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, lambda pod: [ref["uid"] for ref in _controller_refs(pod)])
+        self.queue: WorkQueue[str] = WorkQueue()
+        self.expectations = Expectations(expectations_timeout)
+        self.recorder = EventRecorder(client, COMPONENT)
+
+    async def run(self) -> None:
+        self.rs_informer.add_handlers(Handlers(on_add=self._enqueue, on_update=self._rs_updated, on_delete=self._rs_deleted))
+        self.pod_informer.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
+        self.informers.start()
+        self.recorder.start()
+        workers: list[asyncio.Task[None]] = []
+        try:
+            await asyncio.gather(self.rs_informer.synced.wait(), self.pod_informer.synced.wait())
+            workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shutdown()
+            for worker in workers:
+                worker.cancel()
+            await self.recorder.stop(timeout=1.0)
+
+    # -- events to work ---------------------------------------------------------------------
+    def _enqueue(self, rs: Obj) -> None:
+        self.queue.add(object_key(rs))
+
+    def _rs_updated(self, old: Obj, rs: Obj) -> None:
+        if _uid(old) != _uid(rs):
+            self._rs_deleted(old)  # deleted and created again between two events
+        self._enqueue(rs)
+
+    def _rs_deleted(self, rs: Obj) -> None:
+        self.expectations.forget(object_key(rs))  # a new ReplicaSet by this name starts clean
+        self._enqueue(rs)
+
+    def _pod_added(self, pod: Obj) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)  # seen after a restart while being deleted: not a creation
+            return
+        ref = _controller_ref(pod)
+        if ref is not None:
+            rs = self._resolve(pod, ref)
+            if rs is not None:
+                self.expectations.creation_observed(object_key(rs))
+                self._enqueue(rs)
+            return
+        for rs in self._selecting(pod):  # an orphan: whoever selects it may adopt it
+            self._enqueue(rs)
+
+    def _pod_updated(self, old: Obj, pod: Obj) -> None:
+        labels_changed = old["metadata"].get("labels") != pod["metadata"].get("labels")
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)  # replace it now, without waiting for it to go
+            if labels_changed:
+                self._pod_deleted(old)
+            return
+        ref, old_ref = _controller_ref(pod), _controller_ref(old)
+        if ref != old_ref and old_ref is not None:
+            previous = self._resolve(old, old_ref)
+            if previous is not None:
+                self._enqueue(previous)
+        if ref is not None:
+            rs = self._resolve(pod, ref)
+            if rs is not None:
+                self._enqueue(rs)
+                min_ready = _spec(rs).get("minReadySeconds") or 0
+                if min_ready and not _is_ready(old) and _is_ready(pod):
+                    self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
+            return
+        if labels_changed or ref != old_ref:
+            for rs in self._selecting(pod):
+                self._enqueue(rs)
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        ref = _controller_ref(pod)
+        rs = self._resolve(pod, ref) if ref is not None else None
+        if rs is not None:
+            self.expectations.deletion_observed(object_key(rs), object_key(pod))
+            self._enqueue(rs)
+
+    def _resolve(self, pod: Obj, ref: Obj) -> Obj | None:
+        """The ReplicaSet a controller reference points at, if it is one we know (same uid)."""
+        if ref.get("kind") != KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
+            return None
+        rs = self.rs_informer.indexer.get(f"{pod['metadata'].get('namespace')}/{ref.get('name')}")
+        return rs if rs is not None and _uid(rs) == ref.get("uid") else None
+
+    def _selecting(self, pod: Obj) -> list[Obj]:
+        """The ReplicaSets of the pod's namespace whose selector matches it."""
+        found = []
+        for rs in self.rs_informer.lister().namespaced(pod["metadata"].get("namespace", "")).list():
+            selector = _selector(rs)
+            if selector is not None and selector.matches(pod["metadata"].get("labels")):
+                found.append(rs)
+        return found
+
+    async def _work(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except ShutDown:
+                return
+            try:
+                await self._sync(key)
+                self.queue.forget(key)
+            except (ApiError, aiohttp.ClientError) as err:
+                log.info("replicaset %s: %s; retrying", key, err)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+
+    # -- sync -------------------------------------------------------------------------------
+    async def _sync(self, key: str) -> None:
+        rs = self.rs_informer.indexer.get(key)
+        if rs is None:
+            self.expectations.forget(key)
+            return
+        needs_sync = self.expectations.satisfied(key)
+        selector = _selector(rs)
+        if selector is None:
+            log.warning("replicaset %s: its selector selects nothing; ignored", key)
+            return
+        pods = await self._claim(rs, selector, self._candidates(rs, selector))
+        failure: ApiError | aiohttp.ClientError | None = None
+        if needs_sync and not rs["metadata"].get("deletionTimestamp"):
+            try:
+                await self._manage(rs, pods)
+            except (ApiError, aiohttp.ClientError) as err:
+                failure = err
+        status = await self._update_status(rs, _calculate_status(rs, pods, failure))
+        min_ready = _spec(rs).get("minReadySeconds") or 0
+        wanted = _replicas(rs)
+        if failure is None and min_ready and status.get("readyReplicas", 0) == wanted and status.get("availableReplicas", 0) != wanted:
+            self.queue.add_after(key, min_ready)  # a last look once they should all be available
+        if failure is not None:
+            raise failure
+
+    def _candidates(self, rs: Obj, selector: LabelSelectorExpr) -> list[Obj]:
+        """Active pods it controls (even those that stopped matching) and active pods it selects."""
+        owned = self.pod_informer.indexer.by_index(CONTROLLER_UID_INDEX, _uid(rs))
+        selected = self.pod_informer.lister().namespaced(rs["metadata"]["namespace"]).list(selector)
+        unique = {object_key(p): p for p in [*owned, *selected]}
+        return [p for p in unique.values() if _is_active(p)]
+
+    async def _claim(self, rs: Obj, selector: LabelSelectorExpr, pods: list[Obj]) -> list[Obj]:
+        """The pods this ReplicaSet controls once orphans are adopted and strays released
+        (``ControllerRefManager.ClaimPods``)."""
+        claimed: list[Obj] = []
+        deleting = bool(rs["metadata"].get("deletionTimestamp"))
+        may_adopt: bool | None = None  # checked against the server at the first adoption
+        for pod in pods:
+            ref, matches = _controller_ref(pod), selector.matches(pod["metadata"].get("labels"))
+            if ref is not None:
+                if ref.get("uid") != _uid(rs):
+                    continue  # another controller's
+                if matches:
+                    claimed.append(pod)
+                elif not deleting:
+                    await self._release(rs, pod)
+                continue
+            if deleting or not matches or pod["metadata"].get("deletionTimestamp"):
+                continue
+            if may_adopt is None:
+                may_adopt = await self._still_adoptable(rs)
+            if may_adopt:
+                adopted = await self._adopt(rs, pod)
+                if adopted is not None:
+                    claimed.append(adopted)
+        return claimed
+
+    async def _still_adoptable(self, rs: Obj) -> bool:
+        """A quorum read before adopting: the cache may not show yet that the ReplicaSet is being deleted."""
+        try:
+            fresh = await self._replica_sets(rs).get(rs["metadata"]["name"])
+        except ApiError as err:
+            if err.code == 404:
+                return False
+            raise
+        return _uid(fresh) == _uid(rs) and not fresh["metadata"].get("deletionTimestamp")
+
+    async def _adopt(self, rs: Obj, pod: Obj) -> Obj | None:
+        return await self._patch_owner_refs(pod, [*_owner_refs(pod), _controller_reference(rs)])
+
+    async def _release(self, rs: Obj, pod: Obj) -> None:
+        await self._patch_owner_refs(pod, [ref for ref in _owner_refs(pod) if ref.get("uid") != _uid(rs)])
+
+    async def _patch_owner_refs(self, pod: Obj, refs: list[Obj]) -> Obj | None:
+        """Set the pod's ownerReferences if it is still the version we saw; None when it is gone."""
+        meta = pod["metadata"]
+        guard = {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
+        if refs:
+            change = {"op": "replace" if "ownerReferences" in meta else "add", "path": "/metadata/ownerReferences", "value": refs}
+        else:
+            change = {"op": "remove", "path": "/metadata/ownerReferences"}
+        try:
+            return await self._pods(pod).patch(meta["name"], [guard, change], content_type=JSON_PATCH)
+        except ApiError as err:
+            if err.code == 404:
+                return None
+            raise  # changed meanwhile (409/422): the sync is retried on the informer's newer copy
+
+    async def _manage(self, rs: Obj, pods: list[Obj]) -> None:
+        """Create or delete pods until there are ``spec.replicas`` (at most ``burst_replicas`` per sync)."""
+        key = object_key(rs)
+        diff = len(pods) - _replicas(rs)
+        if diff < 0:
+            count = min(-diff, self.burst_replicas)
+            self.expectations.expect(key, creates=count)
+            created, failure = await _slow_start(count, lambda: self._create_pod(rs))
+            if count > created:
+                self.expectations.creation_observed(key, count - created)  # never to be seen
+            if failure is not None:
+                raise failure
+        elif diff > 0:
+            doomed = _pods_to_delete(pods, min(diff, self.burst_replicas))
+            self.expectations.expect(key, deletes=[object_key(p) for p in doomed])
+            results = await asyncio.gather(*(self._delete_pod(rs, pod) for pod in doomed), return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+
+    async def _create_pod(self, rs: Obj) -> None:
+        try:
+            pod = await self._pods(rs).create(_pod_from_template(rs))
+        except ApiError as err:
+            if err.code == 403 and any(c.get("reason") == "NamespaceTerminating" for c in (err.status.get("details") or {}).get("causes", [])):
+                self.expectations.creation_observed(object_key(rs))  # nothing more will be created there
+                return
+            self.recorder.event(_reference(rs), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
+            raise
+        self.recorder.event(_reference(rs), NORMAL, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
+
+    async def _delete_pod(self, rs: Obj, pod: Obj) -> None:
+        name = pod["metadata"]["name"]
+        try:
+            await self._pods(pod).delete(name)
+        except (ApiError, aiohttp.ClientError) as err:
+            self.expectations.deletion_observed(object_key(rs), object_key(pod))  # the informer will not see it go
+            if isinstance(err, ApiError) and err.code == 404:
+                return
+            self.recorder.event(_reference(rs), WARNING, "FailedDelete", f"Error deleting: {_message(err)}")
+            raise
+        self.recorder.event(_reference(rs), NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+
+    async def _update_status(self, rs: Obj, status: Obj) -> Obj:
+        """Write ``status`` if it differs from the stored one; after a 409, once more on a fresh read."""
+        status["observedGeneration"] = rs["metadata"].get("generation")
+        current = rs
+        for attempt in range(2):
+            if not _status_differs(current.get("status") or {}, status):
+                return status
+            try:
+                return (await self._replica_sets(rs).update_status({**current, "status": status})).get("status") or {}
+            except ApiError as err:
+                if err.code == 404:
+                    return status
+                if err.code != 409 or attempt == 1:
+                    raise
+            current = await self._replica_sets(rs).get(rs["metadata"]["name"])
+        return status
+
+    def _pods(self, obj: Obj) -> ResourceClient:
+        return self.client.resource("", "v1", "pods", obj["metadata"]["namespace"])
+
+    def _replica_sets(self, rs: Obj) -> ResourceClient:
+        return self.client.resource("apps", "v1", "replicasets", rs["metadata"]["namespace"])
+
+
+async def _slow_start(count: int, create: Callable[[], Awaitable[None]]) -> tuple[int, ApiError | aiohttp.ClientError | None]:
+    """Call ``create`` ``count`` times in concurrent batches of 1, 2, 4, ...; a failed batch ends
+    it, so a quota or a bad template costs one request rather than ``count``. Returns how many
+    succeeded, and the first failure."""
+    done, batch = 0, 1
+    while done < count:
+        results = await asyncio.gather(*(create() for _ in range(min(batch, count - done))), return_exceptions=True)
+        failure: ApiError | aiohttp.ClientError | None = None
+        for result in results:
+            if isinstance(result, (ApiError, aiohttp.ClientError)):
+                failure = failure or result
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                done += 1
+        if failure is not None:
+            return done, failure
+        batch *= 2
+    return done, None
+
+
+def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
+    """The ``count`` pods to delete first (``ActivePodsWithRanks``, without the logarithmic
+    buckets): unscheduled, then Pending before Running, not ready before ready, those sharing a
+    node with more of the ReplicaSet's pods, ready for less time, restarted more, newer."""
+    if count >= len(pods):
+        return list(pods)
+    on_node = Counter(_spec(p).get("nodeName", "") for p in pods)
+
+    def rank(pod: Obj) -> tuple[Any, ...]:
+        node = _spec(pod).get("nodeName", "")
+        ready = _is_ready(pod)
+        ready_since = _epoch(_ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
+        restarts = max((c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []), default=0)
+        return (bool(node), PHASE_ORDER.get((pod.get("status") or {}).get("phase", ""), 0), ready, -on_node[node],
+                -ready_since, -restarts, -_epoch(pod["metadata"].get("creationTimestamp")))
+
+    return sorted(pods, key=rank)[:count]
+
+
+def _calculate_status(rs: Obj, pods: list[Obj], failure: ApiError | aiohttp.ClientError | None) -> Obj:
+    status = dict(rs.get("status") or {})
+    template_labels = ((_spec(rs).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = _spec(rs).get("minReadySeconds") or 0
+    now = time.time()
+    ready = [p for p in pods if _is_ready(p)]
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "ReplicaFailure"]
+    existing = next((c for c in status.get("conditions") or [] if c.get("type") == "ReplicaFailure"), None)
+    if failure is not None:
+        reason = "FailedCreate" if len(pods) < _replicas(rs) else "FailedDelete"
+        if existing is not None and existing.get("reason") == reason:
+            conditions.append(existing)
+        else:
+            conditions.append({"type": "ReplicaFailure", "status": "True", "lastTransitionTime": clock.now(), "reason": reason,
+                               "message": _message(failure)})
+    status.update(
+        replicas=len(pods),
+        fullyLabeledReplicas=sum(1 for p in pods if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in template_labels.items())),
+        readyReplicas=len(ready),
+        availableReplicas=sum(1 for p in ready if _epoch(_ready_condition(p).get("lastTransitionTime")) + min_ready <= now),
+        conditions=conditions,
+    )
+    if not conditions:
+        del status["conditions"]
+    return status
+
+
+def _status_differs(current: Obj, wanted: Obj) -> bool:
+    """Compared as the server stores them: absent counts are 0, absent conditions an empty list."""
+    counts = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+    return any((current.get(k) or 0) != (wanted.get(k) or 0) for k in counts) or (current.get("conditions") or []) != (wanted.get("conditions") or [])
+
+
+def _pod_from_template(rs: Obj) -> Obj:
+    """A new pod of ``rs``: the template's labels, annotations, finalizers and spec, with ``rs`` as its controller."""
+    template = _spec(rs).get("template") or {}
+    template_meta = template.get("metadata") or {}
+    meta: Obj = {"generateName": f"{rs['metadata']['name']}-", "ownerReferences": [_controller_reference(rs)]}
+    for key in ("labels", "annotations", "finalizers"):
+        if template_meta.get(key):
+            meta[key] = copy.deepcopy(template_meta[key])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
+
+
+def _controller_reference(rs: Obj) -> Obj:
+    return {"apiVersion": API_VERSION, "kind": KIND, "name": rs["metadata"]["name"], "uid": _uid(rs), "controller": True, "blockOwnerDeletion": True}
+
+
+def _reference(rs: Obj) -> Obj:
+    """The ReplicaSet as an event's involved object (cache copies may lack apiVersion and kind)."""
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": rs["metadata"]}
+
+
+def _selector(rs: Obj) -> LabelSelectorExpr | None:
+    """The ReplicaSet's selector; None when missing, empty or invalid: it then selects nothing."""
+    wire = _spec(rs).get("selector") or {}
+    if not wire.get("matchLabels") and not wire.get("matchExpressions"):
+        return None
+    expressions = [LabelSelectorRequirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in wire.get("matchExpressions") or ()]
+    try:
+        return label_selector_from_internal(LabelSelector(wire.get("matchLabels"), expressions))
+    except errors.APIError:
+        return None
+
+
+def _spec(obj: Obj) -> Obj:
+    return obj.get("spec") or {}
+
+
+def _uid(obj: Obj) -> str:
+    return str(obj["metadata"].get("uid", ""))
+
+
+def _replicas(rs: Obj) -> int:
+    replicas = _spec(rs).get("replicas")
+    return 1 if replicas is None else int(replicas)
+
+
+def _owner_refs(obj: Obj) -> list[Obj]:
+    return obj["metadata"].get("ownerReferences") or []
+
+
+def _controller_refs(obj: Obj) -> list[Obj]:
+    return [ref for ref in _owner_refs(obj) if ref.get("controller")]
+
+
+def _controller_ref(obj: Obj) -> Obj | None:
+    refs = _controller_refs(obj)
+    return refs[0] if refs else None
+
+
+def _is_active(pod: Obj) -> bool:
+    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in TERMINAL
+
+
+def _ready_condition(pod: Obj) -> Obj:
+    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+
+
+def _is_ready(pod: Obj) -> bool:
+    return _ready_condition(pod).get("status") == "True"
+
+
+def _epoch(timestamp: str | None) -> float:
+    """Seconds since the epoch of an RFC 3339 timestamp; 0 without one."""
+    return clock.parse(timestamp).timestamp() if timestamp else 0.0
+
+
+def _message(err: ApiError | aiohttp.ClientError) -> str:
+    return str(err.status.get("message") or err) if isinstance(err, ApiError) else str(err)
