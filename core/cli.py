@@ -1,4 +1,4 @@
-"""``kplane serve | plugins | version``."""
+"""``kplane serve | controller-manager | plugins | version``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
+import uuid
 from pathlib import Path
 
+from core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
+from core.client.leaderelection import LeaderElectionConfig, LeaderElector
+from core.client.rest import RESTClient
+from core.controllers.manager import ControllerManager, ControllerSelection
+from core.controllers.standard import build_controller_manager
 from core.plugins import PluginError, PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
@@ -17,6 +24,23 @@ from core.runtime.scheme import Scheme
 from core.server.apiserver import APIServer, ServerConfig
 from core.server.app import VERSION
 from core.storage.interface import StorageError
+
+log = logging.getLogger(__name__)
+
+
+def _selection(text: str) -> ControllerSelection:
+    try:
+        return ControllerSelection.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--controllers", type=_selection, default=ControllerSelection(), metavar="LIST",
+                        help="controllers to run: '*' all, 'name' enables, '-name' disables (default '*'); "
+                             "namespace, garbagecollector, simulated-nodes and those of plugins")
+    parser.add_argument("--simulated-nodes", type=int, default=3, metavar="N",
+                        help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,9 +53,25 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
-    serve.add_argument("--simulated-nodes", type=int, default=3, metavar="N",
-                       help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
+    _add_controller_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
+    cm = sub.add_parser("controller-manager", help="run the controllers against a server, one leader at a time")
+    cm.add_argument("--kubeconfig", required=True, help="kubeconfig of the server to control")
+    cm.add_argument("--context", default=None, help="kubeconfig context (default: its current-context)")
+    _add_controller_flags(cm)
+    cm.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                    help="run the controllers only while holding the Lease (default on)")
+    cm.add_argument("--leader-elect-lease-namespace", default="kube-system", metavar="NS", help="(default kube-system)")
+    cm.add_argument("--leader-elect-lease-name", default="kplane-controller-manager", metavar="NAME",
+                    help="(default kplane-controller-manager)")
+    cm.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS",
+                    help="how long others wait before taking over an unrenewed Lease (default 15)")
+    cm.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS",
+                    help="how long the leader retries renewing before it gives up (default 10)")
+    cm.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS",
+                    help="pause between attempts to acquire or renew (default 2)")
+    cm.add_argument("--identity", default="", help="holder identity on the Lease (default HOSTNAME_UUID)")
+    cm.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
     sub.add_parser("version", help="print the Kubernetes version kplane serves")
@@ -40,8 +80,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "serve":
+    if args.command in ("serve", "controller-manager"):
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "controller-manager":
+        try:
+            return asyncio.run(_controller_manager(args))
+        except (PluginError, KubeconfigError, ValueError) as err:
+            print(f"kplane: {err}", file=sys.stderr)
+            return 2 if isinstance(err, ValueError) else 1
+    if args.command == "serve":
         config = ServerConfig(
             data_dir=args.data_dir,
             storage_url=args.storage,
@@ -50,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             disabled_plugins=frozenset(args.disable_plugin),
             run_controllers=not args.no_controllers,
             simulated_nodes=args.simulated_nodes,
+            controllers=args.controllers,
         )
         try:
             return asyncio.run(_serve(config))
@@ -76,6 +124,56 @@ async def _serve(config: ServerConfig) -> int:
         await stop.wait()
     finally:
         await server.stop()
+    return 0
+
+
+async def _controller_manager(args: argparse.Namespace) -> int:
+    """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
+    leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
+    election = LeaderElectionConfig(  # checked first: bad timings must fail before anything connects
+        args.leader_elect_lease_namespace, args.leader_elect_lease_name, args.identity or f"{socket.gethostname()}_{uuid.uuid4()}",
+        lease_duration=args.leader_elect_lease_duration, renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period, release_on_cancel=True)
+    plugins = PluginManager()
+    plugins.load_entry_points()
+    client = client_from_kubeconfig(args.kubeconfig, args.context)
+    try:
+        manager = await build_controller_manager(client, plugins, controllers=args.controllers, simulated_nodes=args.simulated_nodes)
+        return await _run_controllers(client, manager, election if args.leader_elect else None)
+    finally:
+        await client.close()
+
+
+async def _run_controllers(client: RESTClient, manager: ControllerManager, election: LeaderElectionConfig | None) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def lead() -> None:
+        until = stop if election is None else asyncio.Event()  # a signal; or, when elected, cancellation on losing the Lease
+        manager.start()
+        try:
+            await until.wait()
+        finally:
+            await manager.stop()
+
+    if election is None:
+        await lead()
+        return 0
+    elector = LeaderElector(client, election, on_started_leading=lead, on_stopped_leading=lambda: None,
+                            on_new_leader=lambda holder: log.info("the leader is %s", holder))
+    electing = asyncio.create_task(elector.run())
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait([electing, stopping], return_when=asyncio.FIRST_COMPLETED)
+    if electing.done():
+        stopping.cancel()
+        electing.result()  # a crash of the leader's work surfaces here
+        print(f"kplane: {election.identity} lost the lease {election.lease_namespace}/{election.lease_name}", file=sys.stderr, flush=True)
+        return 1
+    electing.cancel()  # stops the controllers, then hands the Lease back
+    with contextlib.suppress(asyncio.CancelledError):
+        await electing
     return 0
 
 

@@ -1,7 +1,8 @@
 """The controller-manager: runs controllers as tasks and stops them together.
 
 A controller is any object with ``async def run(self) -> None`` that works until cancelled.
-Plugins add theirs through the ``kplane_register_controllers`` hook.
+Plugins add theirs through the ``kplane_register_controllers`` hook. Which ones run is chosen
+the way kube-controller-manager's ``--controllers`` chooses, by a :class:`ControllerSelection`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import Protocol
 
 from core.client.informer import SharedInformerFactory
@@ -21,19 +23,55 @@ class Controller(Protocol):
     async def run(self) -> None: ...
 
 
-class ControllerManager:
-    """Controllers share one client and one informer per resource (``manager.informers``)."""
+@dataclass(frozen=True, slots=True)
+class ControllerSelection:
+    """kube-controller-manager's ``--controllers``: ``*`` enables all, ``name`` enables one,
+    ``-name`` disables one; the first entry naming a controller decides, as in Kubernetes."""
 
-    def __init__(self, client: RESTClient) -> None:
+    items: tuple[str, ...] = ("*",)
+
+    @classmethod
+    def parse(cls, text: str) -> ControllerSelection:
+        items = tuple(item.strip() for item in text.split(","))
+        if not all(item.lstrip("-") for item in items):
+            raise ValueError(f"empty controller name in {text!r}")
+        return cls(items)
+
+    def enabled(self, name: str) -> bool:
+        for item in self.items:
+            if item == name:
+                return True
+            if item == f"-{name}":
+                return False
+        return "*" in self.items
+
+    def unknown(self, known: set[str]) -> list[str]:
+        """Names the selection mentions that no controller has: a typo must not pass silently."""
+        return [item for item in self.items if item != "*" and item.lstrip("-") not in known]
+
+
+ALL = ControllerSelection()
+
+
+class ControllerManager:
+    """Controllers share one client and one informer per resource (``manager.informers``).
+
+    Every name added is known (``known``), but only those the selection enables are kept."""
+
+    def __init__(self, client: RESTClient, selection: ControllerSelection = ALL) -> None:
         self.client = client
+        self.selection = selection
         self.informers = SharedInformerFactory(client)
+        self.known: set[str] = set()
         self.controllers: dict[str, Controller] = {}
         self._tasks: list[asyncio.Task[None]] = []
 
     def add(self, name: str, controller: Controller) -> None:
-        if name in self.controllers:
+        if name in self.known:
             raise ValueError(f"controller {name!r} is already registered")
-        self.controllers[name] = controller
+        self.known.add(name)
+        if self.selection.enabled(name):
+            self.controllers[name] = controller
 
     def start(self) -> None:
         for name, controller in self.controllers.items():

@@ -11,10 +11,8 @@ import yaml
 from aiohttp import web
 
 from core.client.rest import RESTClient
-from core.controllers.garbage import GarbageCollector
-from core.controllers.manager import ControllerManager
-from core.controllers.namespace import NamespaceController
-from core.controllers.nodes import SimulatedNodes
+from core.controllers.manager import ALL, ControllerManager, ControllerSelection
+from core.controllers.standard import build_controller_manager
 from core.plugins import PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
@@ -38,6 +36,7 @@ class ServerConfig:
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (core.controllers.nodes); 0: none
+    controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
 
     @property
@@ -80,12 +79,13 @@ class APIServer:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[READY]["ready"] = True
         if cfg.run_controllers:
-            self.controllers = ControllerManager(RESTClient(self.url))
-            self.controllers.add("namespace", NamespaceController(self.controllers.client))
-            self.controllers.add("garbagecollector", GarbageCollector(self.controllers.client, self.controllers.informers))
-            if cfg.simulated_nodes:
-                self.controllers.add("simulated-nodes", SimulatedNodes(self.controllers.client, self.controllers.informers, count=cfg.simulated_nodes))
-            await self.plugins.register_controllers(self.controllers)
+            client = RESTClient(self.url)
+            try:
+                self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
+                                                                  simulated_nodes=cfg.simulated_nodes)
+            except BaseException:
+                await client.close()
+                raise
             self.controllers.start()
 
     @property
