@@ -128,3 +128,26 @@ async def test_shared_informer_factory(api, client):
         assert first.lister().namespaced("default").get("shared") is not None
     finally:
         await factory.stop()
+
+
+async def test_a_failing_handler_does_not_stop_the_informer(api, client):
+    informer = Informer(client.resource("", "v1", "configmaps"))
+    seen: list[str] = []
+
+    def broken(obj: dict) -> None:
+        raise RuntimeError("a bug in some controller")
+
+    informer.add_handlers(Handlers(on_add=broken))
+    informer.add_handlers(Handlers(on_add=lambda o: seen.append(o["metadata"]["name"])))
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(informer.synced.wait(), 5)
+        await api.post(CMS, configmap("first"))
+        await api.post(CMS, configmap("second"))
+
+        async def both() -> bool:
+            return seen == ["first", "second"]
+
+        await eventually(both)
+    finally:
+        task.cancel()

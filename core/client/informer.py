@@ -51,7 +51,7 @@ class Informer:
         self._handlers.append(handlers)
         if handlers.on_add is not None:
             for obj in self.indexer.list():
-                handlers.on_add(obj)
+                _notify(handlers.on_add, obj)
 
     def lister(self) -> Lister:
         return Lister(self.indexer)
@@ -70,7 +70,7 @@ class Informer:
             for obj in self.indexer.list():
                 for h in self._handlers:
                     if h.on_update is not None:
-                        h.on_update(obj, obj)
+                        _notify(h.on_update, obj, obj)
 
     async def _reflect(self) -> None:
         while True:
@@ -111,15 +111,23 @@ class Informer:
         old = self.indexer.put(obj)
         for h in self._handlers:
             if old is None and h.on_add is not None:
-                h.on_add(obj)
+                _notify(h.on_add, obj)
             elif old is not None and h.on_update is not None and old["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
-                h.on_update(old, obj)
+                _notify(h.on_update, old, obj)
 
     def _delete(self, obj: Obj) -> None:
         self.indexer.pop(object_key(obj))
         for h in self._handlers:
             if h.on_delete is not None:
-                h.on_delete(obj)
+                _notify(h.on_delete, obj)
+
+
+def _notify(handler: Callable[..., None], *objects: Obj) -> None:
+    """Call one handler; its bug is logged, never allowed to stop the informer feeding the others."""
+    try:
+        handler(*objects)
+    except Exception:
+        log.exception("informer handler %s failed", getattr(handler, "__qualname__", handler))
 
 
 class SharedInformerFactory:

@@ -34,7 +34,9 @@ from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
 from core.client.informer import Handlers, SharedInformerFactory
 from core.client.rest import ApiError, RESTClient
-from core.client.workqueue import ShutDown, WorkQueue
+from core.client.workqueue import WorkQueue
+from core.controllers import ownership as own
+from core.controllers.worker import work
 from core.meta import clock
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,7 @@ class SimulatedNodes:
         self.managed = {f"{prefix}{n}": n for n in range(1, count + 1)}  # node name -> its number
         self.pod_informer = informers.informer("", "v1", "pods")
         self.node_informer = informers.informer("", "v1", "nodes")
-        self.pod_informer.indexer.add_indexer(NODE_NAME_INDEX, lambda pod: [_spec(pod).get("nodeName") or ""])
+        self.pod_informer.indexer.add_indexer(NODE_NAME_INDEX, lambda pod: [own.spec(pod).get("nodeName") or ""])
         self.queue: WorkQueue[str] = WorkQueue()
         self.recorder = EventRecorder(client, SCHEDULER)
         self._boot_id = str(uuid.uuid4())
@@ -182,20 +184,20 @@ class SimulatedNodes:
     # -- events to work ---------------------------------------------------------------------
     def _pod_added(self, pod: Obj) -> None:
         ip = (pod.get("status") or {}).get("podIP")
-        if ip and _spec(pod).get("nodeName") in self.managed:
-            self._ips[_uid(pod)] = ip  # given out before a restart: keep it taken
+        if ip and own.spec(pod).get("nodeName") in self.managed:
+            self._ips[own.uid(pod)] = ip  # given out before a restart: keep it taken
         self._enqueue(pod)
 
     def _pod_updated(self, old: Obj, pod: Obj) -> None:
-        if _spec(pod).get("nodeName"):
-            self._binding.pop(_uid(pod), None)
+        if own.spec(pod).get("nodeName"):
+            self._binding.pop(own.uid(pod), None)
         self._enqueue(pod)
 
     def _pod_deleted(self, pod: Obj) -> None:
-        uid = _uid(pod)
+        uid = own.uid(pod)
         for taken in (self._binding, self._accepted, self._ips):
             taken.pop(uid, None)
-        if _spec(pod).get("nodeName"):
+        if own.spec(pod).get("nodeName"):
             self._enqueue_unscheduled()  # room on a node for a pod that did not fit
 
     def _node_changed(self, node: Obj) -> None:
@@ -206,32 +208,20 @@ class SimulatedNodes:
             self._enqueue(pod)
 
     def _enqueue(self, pod: Obj) -> None:
-        node = _spec(pod).get("nodeName")
+        node = own.spec(pod).get("nodeName")
         if node in self.managed or (not node and _wants_scheduling(pod)):
             self.queue.add(object_key(pod))
 
     async def _work(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self._sync(key)
-                self.queue.forget(key)
-            except (ApiError, aiohttp.ClientError, NoAddressLeft) as err:
-                log.info("simulated nodes: pod %s: %s; retrying", key, err)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await work(self.queue, self._sync, name="simulated nodes: pod", retryable=(NoAddressLeft,))
 
     async def _sync(self, key: str) -> None:
         pod = self.pod_informer.indexer.get(key)
         if pod is None or pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in TERMINAL:
             return
-        node = _spec(pod).get("nodeName")
+        node = own.spec(pod).get("nodeName")
         if not node:
-            if _wants_scheduling(pod) and _uid(pod) not in self._binding:
+            if _wants_scheduling(pod) and own.uid(pod) not in self._binding:
                 await self._schedule(pod)
         elif node in self.managed:
             await self._run(key, pod, node)
@@ -280,7 +270,7 @@ class SimulatedNodes:
     # -- the kubelet ------------------------------------------------------------------------
     async def _run(self, key: str, pod: Obj, node: str) -> None:
         """First accept the pod (ContainerCreating), then, ``ready_delay`` later, report it running."""
-        uid = _uid(pod)
+        uid = own.uid(pod)
         now = asyncio.get_running_loop().time()
         if not (pod.get("status") or {}).get("startTime"):
             self._accepted[uid] = now
@@ -294,7 +284,7 @@ class SimulatedNodes:
         await self._write_status(pod, node, self._running_status)
 
     def _accepted_status(self, pod: Obj, node: str) -> Obj:
-        spec, status = _spec(pod), dict(pod.get("status") or {})
+        spec, status = own.spec(pod), dict(pod.get("status") or {})
         init = spec.get("initContainers") or []
         now = clock.now()
         waiting = {"waiting": {"reason": "PodInitializing" if init else "ContainerCreating"}}
@@ -316,8 +306,8 @@ class SimulatedNodes:
         return status
 
     def _running_status(self, pod: Obj, node: str) -> Obj:
-        spec, status = _spec(pod), dict(pod.get("status") or {})
-        uid, now = _uid(pod), clock.now()
+        spec, status = own.spec(pod), dict(pod.get("status") or {})
+        uid, now = own.uid(pod), clock.now()
         init_failed = [c["name"] for c in spec.get("initContainers") or [] if FAIL_MARKER in (c.get("image") or "")]
         previous = {c.get("name"): c for c in status.get("containerStatuses") or []}
         if init_failed:
@@ -350,7 +340,7 @@ class SimulatedNodes:
 
     def _pod_ip(self, pod: Obj, node: str) -> str:
         """The pod's IP from its node's podCIDR: the one it has, or the lowest free one."""
-        uid = _uid(pod)
+        uid = own.uid(pod)
         if uid not in self._ips:
             taken = set(self._ips.values())
             prefix = f"10.244.{self.managed[node]}."
@@ -377,18 +367,14 @@ class SimulatedNodes:
                 if err.code != 409 or attempt == 2:
                     raise
             fresh = await pods.get(pod["metadata"]["name"])
-            if _uid(fresh) != _uid(pod) or _spec(fresh).get("nodeName", "") != _spec(pod).get("nodeName", ""):
+            if own.uid(fresh) != own.uid(pod) or own.spec(fresh).get("nodeName", "") != own.spec(pod).get("nodeName", ""):
                 return False  # another pod by that name, or bound meanwhile: its own sync handles it
             pod = fresh
         return False
 
 
-def _spec(obj: Obj) -> Obj:
-    return obj.get("spec") or {}
 
 
-def _uid(obj: Obj) -> str:
-    return str(obj["metadata"].get("uid", ""))
 
 
 def _host_ip(number: int) -> str:
@@ -401,23 +387,23 @@ def _pod_ref(pod: Obj) -> Obj:
 
 def _wants_scheduling(pod: Obj) -> bool:
     """Ours to schedule: pending, for the default scheduler, and not held by scheduling gates."""
-    spec = _spec(pod)
+    spec = own.spec(pod)
     return ((spec.get("schedulerName") or SCHEDULER) == SCHEDULER and not spec.get("schedulingGates")
             and (pod.get("status") or {}).get("phase") not in TERMINAL and not pod["metadata"].get("deletionTimestamp"))
 
 
 def _misfit(node: Obj, pod: Obj, pods: int) -> str:
     """Why ``pod`` cannot go to ``node`` (worded as kube-scheduler words it), or "" when it can."""
-    spec, labels = _spec(pod), node["metadata"].get("labels") or {}
+    spec, labels = own.spec(pod), node["metadata"].get("labels") or {}
     tolerations = spec.get("tolerations") or []
     conditions = (node.get("status") or {}).get("conditions") or []
     if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
         return "node(s) were not ready"
-    if _spec(node).get("unschedulable") and not _tolerates(tolerations, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}):
+    if own.spec(node).get("unschedulable") and not _tolerates(tolerations, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}):
         return "node(s) were unschedulable"
     if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
         return "node(s) didn't match Pod's node affinity/selector"
-    for taint in _spec(node).get("taints") or []:
+    for taint in own.spec(node).get("taints") or []:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, taint):
             return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
     if pods >= _max_pods(node):

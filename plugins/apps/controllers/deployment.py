@@ -42,10 +42,11 @@ from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
 from core.client.informer import Handlers, SharedInformerFactory
 from core.client.rest import ApiError, RESTClient, ResourceClient
-from core.client.workqueue import ShutDown, WorkQueue
-from core.meta import clock, errors
-from core.meta.selectors import LabelSelectorExpr, label_selector_from_internal
-from core.meta.types import LabelSelector, LabelSelectorRequirement
+from core.client.workqueue import WorkQueue
+from core.controllers import ownership as own
+from core.controllers.worker import work
+from core.meta import clock
+from core.meta.selectors import LabelSelectorExpr
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -112,90 +113,53 @@ class DeploymentController:
         if rs["metadata"].get("deletionTimestamp"):
             self._rs_deleted(rs)  # seen after a restart while being deleted
             return
-        ref = _controller_ref(rs)
+        ref = own.controller_ref(rs)
         if ref is not None:
             self._enqueue_owner(rs, ref)
             return
-        for d in self._selecting(rs):  # an orphan: whoever selects it may adopt it
+        for d in own.selecting(self.deployments, rs):  # an orphan: whoever selects it may adopt it
             self._enqueue(d)
 
     def _rs_updated(self, old: Obj, rs: Obj) -> None:
         if old["metadata"].get("resourceVersion") == rs["metadata"].get("resourceVersion"):
             return  # a resync: the Deployments resync themselves
-        ref, old_ref = _controller_ref(rs), _controller_ref(old)
+        ref, old_ref = own.controller_ref(rs), own.controller_ref(old)
         if ref != old_ref and old_ref is not None:
             self._enqueue_owner(old, old_ref)
         if ref is not None:
             self._enqueue_owner(rs, ref)
             return
         if ref != old_ref or old["metadata"].get("labels") != rs["metadata"].get("labels"):
-            for d in self._selecting(rs):
+            for d in own.selecting(self.deployments, rs):
                 self._enqueue(d)
 
     def _rs_deleted(self, rs: Obj) -> None:
-        ref = _controller_ref(rs)
+        ref = own.controller_ref(rs)
         if ref is not None:
             self._enqueue_owner(rs, ref)
 
     def _pod_deleted(self, pod: Obj) -> None:
         """A Recreate rollout waits for the old pods to be gone: look again when one goes."""
-        ref = _controller_ref(pod)
+        ref = own.controller_ref(pod)
         if ref is None or ref.get("kind") != "ReplicaSet":
             return
         rs = self.replica_sets.indexer.get(f"{pod['metadata'].get('namespace')}/{ref.get('name')}")
-        if rs is None or _uid(rs) != ref.get("uid"):
+        if rs is None or own.uid(rs) != ref.get("uid"):
             return
-        rs_ref = _controller_ref(rs)
-        d = self._resolve(rs, rs_ref) if rs_ref is not None else None
+        rs_ref = own.controller_ref(rs)
+        d = own.resolve_controller(self.deployments, rs, rs_ref, group="apps", kind=KIND) if rs_ref is not None else None
         if d is not None and _is_recreate(d):
             self._enqueue(d)
 
     def _enqueue_owner(self, rs: Obj, ref: Obj) -> None:
-        d = self._resolve(rs, ref)
+        d = own.resolve_controller(self.deployments, rs, ref, group="apps", kind=KIND)
         if d is not None:
             self._enqueue(d)
 
-    def _resolve(self, rs: Obj, ref: Obj) -> Obj | None:
-        """The Deployment a controller reference points at, if it is one we know (same uid)."""
-        if ref.get("kind") != KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
-            return None
-        d = self.deployments.indexer.get(f"{rs['metadata'].get('namespace')}/{ref.get('name')}")
-        return d if d is not None and _uid(d) == ref.get("uid") else None
 
-    def _selecting(self, rs: Obj) -> list[Obj]:
-        """The Deployments of the ReplicaSet's namespace whose selector matches its labels."""
-        found = []
-        for d in self.deployments.lister().namespaced(rs["metadata"].get("namespace", "")).list():
-            selector = _selector(d)
-            if selector is not None and selector.matches(rs["metadata"].get("labels")):
-                found.append(d)
-        return found
 
     async def _work(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except (ApiError, aiohttp.ClientError, RetryLater) as err:
-                self._retry(key, err)
-            except Exception as err:  # a bug must not stop the worker: log it and back off
-                log.exception("deployment %s: sync failed", key)
-                self._retry(key, err)
-            finally:
-                self.queue.done(key)
-
-    def _retry(self, key: str, err: Exception) -> None:
-        if self.queue.num_requeues(key) < MAX_RETRIES:
-            stale = isinstance(err, ApiError) and err.code == 409  # a write on a cache copy that lags: routine
-            log.log(logging.DEBUG if stale else logging.INFO, "deployment %s: %s; retrying", key, err)
-            self.queue.add_rate_limited(key)
-        else:
-            log.warning("deployment %s dropped out of the queue after %d retries: %s", key, MAX_RETRIES, err)
-            self.queue.forget(key)
+        await work(self.queue, self.sync, name="deployment", retryable=(RetryLater,), max_retries=MAX_RETRIES)
 
     # -- sync -------------------------------------------------------------------------------
     async def sync(self, key: str) -> None:
@@ -204,7 +168,7 @@ class DeploymentController:
         if cached is None:
             return
         d = copy.deepcopy(cached)  # synced objects are refreshed in place from write replies
-        selector = _selector(d)
+        selector = own.selector(d)
         if selector is None:
             log.warning("deployment %s: its selector selects nothing; ignored", key)
             return
@@ -215,7 +179,7 @@ class DeploymentController:
             return
         await self._check_paused_conditions(d)
         new_rs, old_rss = await self._find_replica_sets(d, rs_list)
-        if _spec(d).get("paused") or _is_scaling_event(d, new_rs, old_rss):
+        if own.spec(d).get("paused") or _is_scaling_event(d, new_rs, old_rss):
             await self._sync_scaling(d, new_rs, old_rss)
         elif _is_recreate(d):
             await self._rollout_recreate(d, new_rs, old_rss, self._pods_by_owner(d, selector, rs_list))
@@ -229,21 +193,21 @@ class DeploymentController:
         deleting = bool(d["metadata"].get("deletionTimestamp"))
         may_adopt: bool | None = None  # checked against the server at the first adoption
         for rs in self.replica_sets.lister().namespaced(d["metadata"]["namespace"]).list():
-            ref, matches = _controller_ref(rs), selector.matches(rs["metadata"].get("labels"))
+            ref, matches = own.controller_ref(rs), selector.matches(rs["metadata"].get("labels"))
             if ref is not None:
-                if ref.get("uid") != _uid(d):
+                if ref.get("uid") != own.uid(d):
                     continue  # another controller's
                 if matches:
                     claimed.append(rs)
                 elif not deleting:
-                    await self._patch_owner_refs(rs, [r for r in _owner_refs(rs) if r.get("uid") != _uid(d)])
+                    await self._patch_owner_refs(rs, [r for r in own.owner_refs(rs) if r.get("uid") != own.uid(d)])
                 continue
             if deleting or not matches or rs["metadata"].get("deletionTimestamp"):
                 continue
             if may_adopt is None:
                 may_adopt = await self._still_adoptable(d)
             if may_adopt:
-                adopted = await self._patch_owner_refs(rs, [*_owner_refs(rs), _controller_reference(d)])
+                adopted = await self._patch_owner_refs(rs, [*own.owner_refs(rs), own.controller_reference(d, API_VERSION, KIND)])
                 if adopted is not None:
                     claimed.append(adopted)
         return claimed
@@ -256,7 +220,7 @@ class DeploymentController:
             if err.code == 404:
                 return False
             raise
-        return _uid(fresh) == _uid(d) and not fresh["metadata"].get("deletionTimestamp")
+        return own.uid(fresh) == own.uid(d) and not fresh["metadata"].get("deletionTimestamp")
 
     async def _patch_owner_refs(self, rs: Obj, refs: list[Obj]) -> Obj | None:
         """Set the ReplicaSet's ownerReferences if it is still the version we saw; None when it is gone."""
@@ -271,9 +235,9 @@ class DeploymentController:
 
     def _pods_by_owner(self, d: Obj, selector: LabelSelectorExpr, rs_list: list[Obj]) -> dict[str, list[Obj]]:
         """The Deployment's pods by the uid of the ReplicaSet controlling them, terminating ones included."""
-        by_owner: dict[str, list[Obj]] = {_uid(rs): [] for rs in rs_list}
+        by_owner: dict[str, list[Obj]] = {own.uid(rs): [] for rs in rs_list}
         for pod in self.pods.lister().namespaced(d["metadata"]["namespace"]).list(selector):
-            ref = _controller_ref(pod)
+            ref = own.controller_ref(pod)
             if ref is not None and ref.get("uid") in by_owner:
                 by_owner[ref["uid"]].append(pod)
         return by_owner
@@ -289,8 +253,8 @@ class DeploymentController:
             return None, old_rss
         wanted = copy.deepcopy(new_rs)
         changed = _set_new_rs_annotations(d, wanted, str(_max_revision(old_rss) + 1), exists=True)
-        if (_spec(wanted).get("minReadySeconds") or 0) != (_spec(d).get("minReadySeconds") or 0):
-            wanted["spec"]["minReadySeconds"] = _spec(d).get("minReadySeconds") or 0
+        if (own.spec(wanted).get("minReadySeconds") or 0) != (own.spec(d).get("minReadySeconds") or 0):
+            wanted["spec"]["minReadySeconds"] = own.spec(d).get("minReadySeconds") or 0
             changed = True
         if changed:
             _refresh(new_rs, await self._rs_client(new_rs).update(wanted))
@@ -306,18 +270,18 @@ class DeploymentController:
     async def _create_new_rs(self, d: Obj, old_rss: list[Obj]) -> Obj:
         """Create ``<deployment>-<hash>`` for the current template, already scaled as far as the
         strategy allows; a name taken by a foreign ReplicaSet bumps ``status.collisionCount``."""
-        pod_hash = pod_template_hash(_spec(d).get("template") or {}, _status(d).get("collisionCount"))
-        template = copy.deepcopy(_spec(d).get("template") or {})
+        pod_hash = pod_template_hash(own.spec(d).get("template") or {}, _status(d).get("collisionCount"))
+        template = copy.deepcopy(own.spec(d).get("template") or {})
         template_meta = template["metadata"] = template.get("metadata") or {}
         template_meta["labels"] = {**(template_meta.get("labels") or {}), HASH_LABEL: pod_hash}
-        selector = copy.deepcopy(_spec(d).get("selector") or {})
+        selector = copy.deepcopy(own.spec(d).get("selector") or {})
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: pod_hash}
         rs: Obj = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
             "metadata": {"name": f"{_name(d)}-{pod_hash}", "namespace": d["metadata"]["namespace"],
-                         "labels": dict(template_meta["labels"]), "ownerReferences": [_controller_reference(d)]},
-            "spec": {"replicas": 0, "minReadySeconds": _spec(d).get("minReadySeconds") or 0, "selector": selector, "template": template},
+                         "labels": dict(template_meta["labels"]), "ownerReferences": [own.controller_reference(d, API_VERSION, KIND)]},
+            "spec": {"replicas": 0, "minReadySeconds": own.spec(d).get("minReadySeconds") or 0, "selector": selector, "template": template},
         }
         replicas = rs["spec"]["replicas"] = _new_rs_replicas(d, [*old_rss, rs], rs)
         revision = str(_max_revision(old_rss) + 1)
@@ -346,8 +310,8 @@ class DeploymentController:
         """The ReplicaSet by the new one's name: ours if we control it with this template (a stale
         cache), else a hash collision: count it so the next sync hashes differently."""
         existing = await self._rs_client(d).get(name)
-        ref = _controller_ref(existing)
-        if ref is not None and ref.get("uid") == _uid(d) and _equal_ignore_hash(_spec(d).get("template") or {}, _spec(existing).get("template") or {}):
+        ref = own.controller_ref(existing)
+        if ref is not None and ref.get("uid") == own.uid(d) and _equal_ignore_hash(own.spec(d).get("template") or {}, own.spec(existing).get("template") or {}):
             return existing
         _status(d)["collisionCount"] = (_status(d).get("collisionCount") or 0) + 1
         await self._write_status(d, _status(d))
@@ -377,7 +341,7 @@ class DeploymentController:
     async def _sync_scaling(self, d: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> None:
         """Scale without rolling out (``sync``): a paused Deployment, or a change of ``spec.replicas``."""
         await self._scale(d, new_rs, old_rss)
-        if _spec(d).get("paused"):
+        if own.spec(d).get("paused"):
             await self._cleanup(d, old_rss)
         await self._sync_status(d, new_rs, old_rss)
 
@@ -508,7 +472,7 @@ class DeploymentController:
 
     async def _cleanup(self, d: Obj, old_rss: list[Obj]) -> None:
         """Delete the oldest revisions beyond ``revisionHistoryLimit``, only those scaled to 0 and settled."""
-        limit = _spec(d).get("revisionHistoryLimit")
+        limit = own.spec(d).get("revisionHistoryLimit")
         if limit is None or limit == INT32_MAX:
             return
         alive = [rs for rs in old_rss if not rs["metadata"].get("deletionTimestamp")]
@@ -578,7 +542,7 @@ class DeploymentController:
         if current is not None and current.get("reason") == TIMED_OUT:
             return
         marked = current is not None and current.get("reason") == PAUSED
-        paused = bool(_spec(d).get("paused"))
+        paused = bool(own.spec(d).get("paused"))
         if paused and not marked:
             _set_condition(_status(d), _new_condition(PROGRESSING, "Unknown", PAUSED, "Deployment is paused"))
         elif not paused and marked:
@@ -633,8 +597,8 @@ def _equal_ignore_hash(a: Obj, b: Obj) -> bool:
 
 def _find_new_rs(d: Obj, rs_list: list[Obj]) -> Obj | None:
     """The oldest ReplicaSet running the Deployment's template (there may be several after a collision)."""
-    template = _spec(d).get("template") or {}
-    return next((rs for rs in sorted(rs_list, key=_created) if _equal_ignore_hash(_spec(rs).get("template") or {}, template)), None)
+    template = own.spec(d).get("template") or {}
+    return next((rs for rs in sorted(rs_list, key=_created) if _equal_ignore_hash(own.spec(rs).get("template") or {}, template)), None)
 
 
 # -- annotations ----------------------------------------------------------------------------
@@ -709,7 +673,7 @@ def _scaled(value: int | str | None, total: int, round_up: bool) -> int:
 
 def _fenceposts(d: Obj) -> tuple[int, int]:
     """``ResolveFenceposts``: (maxSurge rounded up, maxUnavailable rounded down), never both 0."""
-    rolling = (_spec(d).get("strategy") or {}).get("rollingUpdate") or {}
+    rolling = (own.spec(d).get("strategy") or {}).get("rollingUpdate") or {}
     surge = _scaled(rolling.get("maxSurge"), _replicas(d), True)
     unavailable = _scaled(rolling.get("maxUnavailable"), _replicas(d), False)
     return (surge, 1) if surge == 0 and unavailable == 0 else (surge, unavailable)
@@ -729,7 +693,7 @@ def _new_rs_replicas(d: Obj, all_rss: list[Obj], new_rs: Obj) -> int:
     """The new ReplicaSet's next size: up to ``replicas + maxSurge`` pods in all (``NewRSNewReplicas``)."""
     if _is_recreate(d):
         return _replicas(d)
-    rolling = (_spec(d).get("strategy") or {}).get("rollingUpdate") or {}
+    rolling = (own.spec(d).get("strategy") or {}).get("rollingUpdate") or {}
     most = _replicas(d) + _scaled(rolling.get("maxSurge"), _replicas(d), True)
     current = sum(_replicas(rs) for rs in all_rss)
     if current >= most:
@@ -790,7 +754,7 @@ def _old_pods_running(new_rs: Obj | None, old_rss: list[Obj], pods: dict[str, li
     """Any old pod not finished (Succeeded/Failed), terminating ones included."""
     if sum(_status(rs).get("replicas") or 0 for rs in old_rss):
         return True
-    new_uid = _uid(new_rs) if new_rs is not None else None
+    new_uid = own.uid(new_rs) if new_rs is not None else None
     return any(_status(pod).get("phase") not in ("Succeeded", "Failed")
                for uid, owned in pods.items() if uid != new_uid for pod in owned)
 
@@ -867,7 +831,7 @@ def _replica_failure(new_rs: Obj | None, all_rss: list[Obj]) -> Obj | None:
 
 
 def _progress_deadline(d: Obj) -> int | None:
-    value = _spec(d).get("progressDeadlineSeconds")
+    value = own.spec(d).get("progressDeadlineSeconds")
     return None if value is None or value == INT32_MAX else int(value)
 
 
@@ -897,16 +861,6 @@ def _remove_condition(status: Obj, type_: str) -> None:
 
 
 # -- small accessors ------------------------------------------------------------------------
-def _selector(obj: Obj) -> LabelSelectorExpr | None:
-    """The object's selector; None when missing, empty or invalid: it then selects nothing."""
-    wire = _spec(obj).get("selector") or {}
-    if not wire.get("matchLabels") and not wire.get("matchExpressions"):
-        return None
-    expressions = [LabelSelectorRequirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in wire.get("matchExpressions") or ()]
-    try:
-        return label_selector_from_internal(LabelSelector(wire.get("matchLabels"), expressions))
-    except errors.APIError:
-        return None
 
 
 def _refresh(obj: Obj, fresh: Obj) -> None:
@@ -915,8 +869,6 @@ def _refresh(obj: Obj, fresh: Obj) -> None:
     obj.update(fresh)
 
 
-def _spec(obj: Obj) -> Obj:
-    return obj.get("spec") or {}
 
 
 def _status(obj: Obj) -> Obj:
@@ -934,12 +886,10 @@ def _name(obj: Obj) -> str:
     return str(obj["metadata"]["name"])
 
 
-def _uid(obj: Obj) -> str:
-    return str(obj["metadata"].get("uid", ""))
 
 
 def _replicas(obj: Obj) -> int:
-    replicas = _spec(obj).get("replicas")
+    replicas = own.spec(obj).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
@@ -959,19 +909,13 @@ def _created(obj: Obj) -> tuple[str, str]:
 
 
 def _is_recreate(d: Obj) -> bool:
-    return (_spec(d).get("strategy") or {}).get("type") == "Recreate"
+    return (own.spec(d).get("strategy") or {}).get("type") == "Recreate"
 
 
-def _owner_refs(obj: Obj) -> list[Obj]:
-    return obj["metadata"].get("ownerReferences") or []
 
 
-def _controller_ref(obj: Obj) -> Obj | None:
-    return next((ref for ref in _owner_refs(obj) if ref.get("controller")), None)
 
 
-def _controller_reference(d: Obj) -> Obj:
-    return {"apiVersion": API_VERSION, "kind": KIND, "name": _name(d), "uid": _uid(d), "controller": True, "blockOwnerDeletion": True}
 
 
 def _reference(d: Obj) -> Obj:

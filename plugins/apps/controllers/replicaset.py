@@ -36,10 +36,11 @@ from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
 from core.client.informer import Handlers, SharedInformerFactory
 from core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
-from core.client.workqueue import ShutDown, WorkQueue
-from core.meta import clock, errors
-from core.meta.selectors import LabelSelectorExpr, label_selector_from_internal
-from core.meta.types import LabelSelector, LabelSelectorRequirement
+from core.client.workqueue import WorkQueue
+from core.controllers import ownership as own
+from core.controllers.worker import work
+from core.meta import clock
+from core.meta.selectors import LabelSelectorExpr
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -101,7 +102,7 @@ class ReplicaSetController:
         self.burst_replicas = burst_replicas
         self.rs_informer = informers.informer("apps", "v1", "replicasets")
         self.pod_informer = informers.informer("", "v1", "pods")
-        self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, lambda pod: [ref["uid"] for ref in _controller_refs(pod)])
+        self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, lambda pod: [ref["uid"] for ref in own.owner_refs(pod) if ref.get("controller")])
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
         self.recorder = EventRecorder(client, COMPONENT)
@@ -127,7 +128,7 @@ class ReplicaSetController:
         self.queue.add(object_key(rs))
 
     def _rs_updated(self, old: Obj, rs: Obj) -> None:
-        if _uid(old) != _uid(rs):
+        if own.uid(old) != own.uid(rs):
             self._rs_deleted(old)  # deleted and created again between two events
         self._enqueue(rs)
 
@@ -139,14 +140,14 @@ class ReplicaSetController:
         if pod["metadata"].get("deletionTimestamp"):
             self._pod_deleted(pod)  # seen after a restart while being deleted: not a creation
             return
-        ref = _controller_ref(pod)
+        ref = own.controller_ref(pod)
         if ref is not None:
-            rs = self._resolve(pod, ref)
+            rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND)
             if rs is not None:
                 self.expectations.creation_observed(object_key(rs))
                 self._enqueue(rs)
             return
-        for rs in self._selecting(pod):  # an orphan: whoever selects it may adopt it
+        for rs in own.selecting(self.rs_informer, pod):  # an orphan: whoever selects it may adopt it
             self._enqueue(rs)
 
     def _pod_updated(self, old: Obj, pod: Obj) -> None:
@@ -156,60 +157,34 @@ class ReplicaSetController:
             if labels_changed:
                 self._pod_deleted(old)
             return
-        ref, old_ref = _controller_ref(pod), _controller_ref(old)
+        ref, old_ref = own.controller_ref(pod), own.controller_ref(old)
         if ref != old_ref and old_ref is not None:
-            previous = self._resolve(old, old_ref)
+            previous = own.resolve_controller(self.rs_informer, old, old_ref, group="apps", kind=KIND)
             if previous is not None:
                 self._enqueue(previous)
         if ref is not None:
-            rs = self._resolve(pod, ref)
+            rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND)
             if rs is not None:
                 self._enqueue(rs)
-                min_ready = _spec(rs).get("minReadySeconds") or 0
+                min_ready = own.spec(rs).get("minReadySeconds") or 0
                 if min_ready and not _is_ready(old) and _is_ready(pod):
                     self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
             return
         if labels_changed or ref != old_ref:
-            for rs in self._selecting(pod):
+            for rs in own.selecting(self.rs_informer, pod):
                 self._enqueue(rs)
 
     def _pod_deleted(self, pod: Obj) -> None:
-        ref = _controller_ref(pod)
-        rs = self._resolve(pod, ref) if ref is not None else None
+        ref = own.controller_ref(pod)
+        rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND) if ref is not None else None
         if rs is not None:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))
             self._enqueue(rs)
 
-    def _resolve(self, pod: Obj, ref: Obj) -> Obj | None:
-        """The ReplicaSet a controller reference points at, if it is one we know (same uid)."""
-        if ref.get("kind") != KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
-            return None
-        rs = self.rs_informer.indexer.get(f"{pod['metadata'].get('namespace')}/{ref.get('name')}")
-        return rs if rs is not None and _uid(rs) == ref.get("uid") else None
 
-    def _selecting(self, pod: Obj) -> list[Obj]:
-        """The ReplicaSets of the pod's namespace whose selector matches it."""
-        found = []
-        for rs in self.rs_informer.lister().namespaced(pod["metadata"].get("namespace", "")).list():
-            selector = _selector(rs)
-            if selector is not None and selector.matches(pod["metadata"].get("labels")):
-                found.append(rs)
-        return found
 
     async def _work(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self._sync(key)
-                self.queue.forget(key)
-            except (ApiError, aiohttp.ClientError) as err:
-                log.info("replicaset %s: %s; retrying", key, err)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+        await work(self.queue, self._sync, name="replicaset")
 
     # -- sync -------------------------------------------------------------------------------
     async def _sync(self, key: str) -> None:
@@ -218,7 +193,7 @@ class ReplicaSetController:
             self.expectations.forget(key)
             return
         needs_sync = self.expectations.satisfied(key)
-        selector = _selector(rs)
+        selector = own.selector(rs)
         if selector is None:
             log.warning("replicaset %s: its selector selects nothing; ignored", key)
             return
@@ -230,7 +205,7 @@ class ReplicaSetController:
             except (ApiError, aiohttp.ClientError) as err:
                 failure = err
         status = await self._update_status(rs, _calculate_status(rs, pods, failure))
-        min_ready = _spec(rs).get("minReadySeconds") or 0
+        min_ready = own.spec(rs).get("minReadySeconds") or 0
         wanted = _replicas(rs)
         if failure is None and min_ready and status.get("readyReplicas", 0) == wanted and status.get("availableReplicas", 0) != wanted:
             self.queue.add_after(key, min_ready)  # a last look once they should all be available
@@ -239,7 +214,7 @@ class ReplicaSetController:
 
     def _candidates(self, rs: Obj, selector: LabelSelectorExpr) -> list[Obj]:
         """Active pods it controls (even those that stopped matching) and active pods it selects."""
-        owned = self.pod_informer.indexer.by_index(CONTROLLER_UID_INDEX, _uid(rs))
+        owned = self.pod_informer.indexer.by_index(CONTROLLER_UID_INDEX, own.uid(rs))
         selected = self.pod_informer.lister().namespaced(rs["metadata"]["namespace"]).list(selector)
         unique = {object_key(p): p for p in [*owned, *selected]}
         return [p for p in unique.values() if _is_active(p)]
@@ -251,9 +226,9 @@ class ReplicaSetController:
         deleting = bool(rs["metadata"].get("deletionTimestamp"))
         may_adopt: bool | None = None  # checked against the server at the first adoption
         for pod in pods:
-            ref, matches = _controller_ref(pod), selector.matches(pod["metadata"].get("labels"))
+            ref, matches = own.controller_ref(pod), selector.matches(pod["metadata"].get("labels"))
             if ref is not None:
-                if ref.get("uid") != _uid(rs):
+                if ref.get("uid") != own.uid(rs):
                     continue  # another controller's
                 if matches:
                     claimed.append(pod)
@@ -278,13 +253,13 @@ class ReplicaSetController:
             if err.code == 404:
                 return False
             raise
-        return _uid(fresh) == _uid(rs) and not fresh["metadata"].get("deletionTimestamp")
+        return own.uid(fresh) == own.uid(rs) and not fresh["metadata"].get("deletionTimestamp")
 
     async def _adopt(self, rs: Obj, pod: Obj) -> Obj | None:
-        return await self._patch_owner_refs(pod, [*_owner_refs(pod), _controller_reference(rs)])
+        return await self._patch_owner_refs(pod, [*own.owner_refs(pod), own.controller_reference(rs, API_VERSION, KIND)])
 
     async def _release(self, rs: Obj, pod: Obj) -> None:
-        await self._patch_owner_refs(pod, [ref for ref in _owner_refs(pod) if ref.get("uid") != _uid(rs)])
+        await self._patch_owner_refs(pod, [ref for ref in own.owner_refs(pod) if ref.get("uid") != own.uid(rs)])
 
     async def _patch_owner_refs(self, pod: Obj, refs: list[Obj]) -> Obj | None:
         """Set the pod's ownerReferences if it is still the version we saw; None when it is gone."""
@@ -395,10 +370,10 @@ def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
     node with more of the ReplicaSet's pods, ready for less time, restarted more, newer."""
     if count >= len(pods):
         return list(pods)
-    on_node = Counter(_spec(p).get("nodeName", "") for p in pods)
+    on_node = Counter(own.spec(p).get("nodeName", "") for p in pods)
 
     def rank(pod: Obj) -> tuple[Any, ...]:
-        node = _spec(pod).get("nodeName", "")
+        node = own.spec(pod).get("nodeName", "")
         ready = _is_ready(pod)
         ready_since = _epoch(_ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
         restarts = max((c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []), default=0)
@@ -410,8 +385,8 @@ def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
 
 def _calculate_status(rs: Obj, pods: list[Obj], failure: ApiError | aiohttp.ClientError | None) -> Obj:
     status = dict(rs.get("status") or {})
-    template_labels = ((_spec(rs).get("template") or {}).get("metadata") or {}).get("labels") or {}
-    min_ready = _spec(rs).get("minReadySeconds") or 0
+    template_labels = ((own.spec(rs).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = own.spec(rs).get("minReadySeconds") or 0
     now = time.time()
     ready = [p for p in pods if _is_ready(p)]
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "ReplicaFailure"]
@@ -443,17 +418,15 @@ def _status_differs(current: Obj, wanted: Obj) -> bool:
 
 def _pod_from_template(rs: Obj) -> Obj:
     """A new pod of ``rs``: the template's labels, annotations, finalizers and spec, with ``rs`` as its controller."""
-    template = _spec(rs).get("template") or {}
+    template = own.spec(rs).get("template") or {}
     template_meta = template.get("metadata") or {}
-    meta: Obj = {"generateName": f"{rs['metadata']['name']}-", "ownerReferences": [_controller_reference(rs)]}
+    meta: Obj = {"generateName": f"{rs['metadata']['name']}-", "ownerReferences": [own.controller_reference(rs, API_VERSION, KIND)]}
     for key in ("labels", "annotations", "finalizers"):
         if template_meta.get(key):
             meta[key] = copy.deepcopy(template_meta[key])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
 
 
-def _controller_reference(rs: Obj) -> Obj:
-    return {"apiVersion": API_VERSION, "kind": KIND, "name": rs["metadata"]["name"], "uid": _uid(rs), "controller": True, "blockOwnerDeletion": True}
 
 
 def _reference(rs: Obj) -> Obj:
@@ -461,42 +434,21 @@ def _reference(rs: Obj) -> Obj:
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": rs["metadata"]}
 
 
-def _selector(rs: Obj) -> LabelSelectorExpr | None:
-    """The ReplicaSet's selector; None when missing, empty or invalid: it then selects nothing."""
-    wire = _spec(rs).get("selector") or {}
-    if not wire.get("matchLabels") and not wire.get("matchExpressions"):
-        return None
-    expressions = [LabelSelectorRequirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in wire.get("matchExpressions") or ()]
-    try:
-        return label_selector_from_internal(LabelSelector(wire.get("matchLabels"), expressions))
-    except errors.APIError:
-        return None
 
 
-def _spec(obj: Obj) -> Obj:
-    return obj.get("spec") or {}
 
 
-def _uid(obj: Obj) -> str:
-    return str(obj["metadata"].get("uid", ""))
 
 
 def _replicas(rs: Obj) -> int:
-    replicas = _spec(rs).get("replicas")
+    replicas = own.spec(rs).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
-def _owner_refs(obj: Obj) -> list[Obj]:
-    return obj["metadata"].get("ownerReferences") or []
 
 
-def _controller_refs(obj: Obj) -> list[Obj]:
-    return [ref for ref in _owner_refs(obj) if ref.get("controller")]
 
 
-def _controller_ref(obj: Obj) -> Obj | None:
-    refs = _controller_refs(obj)
-    return refs[0] if refs else None
 
 
 def _is_active(pod: Obj) -> bool:
