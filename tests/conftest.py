@@ -63,8 +63,11 @@ class Client:
 
 
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[APIServer]:
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0))
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
+    """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
+    see exactly the writes they make."""
+    controllers = request.node.get_closest_marker("controllers") is not None
+    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers))
     await srv.start()
     try:
         yield srv

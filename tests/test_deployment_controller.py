@@ -20,6 +20,8 @@ from plugins.apps.controllers.deployment import (
 )
 from tests.builders import deployment
 
+pytestmark = pytest.mark.controllers
+
 SMP = "application/strategic-merge-patch+json"
 Obj = dict[str, Any]
 

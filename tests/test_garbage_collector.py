@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.builders import DEPLOYMENTS, configmap, deployment
 from tests.test_namespace_deletion import eventually
+
+pytestmark = pytest.mark.controllers
 
 CMS = "/api/v1/namespaces/default/configmaps"
 

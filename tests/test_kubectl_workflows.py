@@ -34,6 +34,7 @@ def test_create_and_replace_with_default_validation(kubectl: Kubectl) -> None:
     strict = deployment("typo").replace("replicas: 2", "replicas: 2\n  replicaz: 3")
     refused = kubectl.run("create", "-f", write(kubectl, "typo.yaml", strict), check=False)
     assert refused.returncode == 1 and 'unknown field "spec.replicaz"' in refused.stderr
+    kubectl.run("rollout", "status", "deploy/validated", "--timeout=60s", timeout=90)  # replace sends the live resourceVersion
     assert kubectl.run("replace", "-f", write(kubectl, "v2.yaml", deployment("validated", replicas=3))).returncode == 0
     assert kubectl.json("get", "deploy", "validated")["spec"]["replicas"] == 3
     kubectl.run("delete", "deploy", "validated")
@@ -48,7 +49,7 @@ def test_client_side_apply_twice_sends_a_strategic_merge_patch(kubectl: Kubectl)
     assert live["spec"]["replicas"] == 4 and live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
     assert "kubectl.kubernetes.io/last-applied-configuration" in live["metadata"]["annotations"]
     assert live["metadata"]["generation"] == 2
-    kubectl.run("rollout", "status", "deploy/applied", "--timeout=60s")  # the controller stops writing
+    kubectl.run("rollout", "status", "deploy/applied", "--timeout=60s", timeout=90)  # the controller stops writing
     settled = kubectl.json("get", "deploy", "applied")
     assert kubectl.run("apply", "-f", path).stdout.strip() == "deployment.apps/applied unchanged"
     same = kubectl.json("get", "deploy", "applied")
@@ -106,6 +107,7 @@ def test_edit(kubectl: Kubectl) -> None:
     editor.write_text("#!/bin/sh\nsed -i 's/replicas: 2/replicas: 6/' \"$1\"\n")
     editor.chmod(0o755)
     env = {**kubectl.env, "KUBE_EDITOR": str(editor)}
+    kubectl.run("rollout", "status", "deploy/edited", "--timeout=60s", timeout=90)  # edit may send the live resourceVersion
     edited = Kubectl(env, kubectl.workdir).run("edit", "deploy", "edited")
     assert edited.stdout.strip() == "deployment.apps/edited edited"
     assert kubectl.json("get", "deploy", "edited")["spec"]["replicas"] == 6

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 
 from tests.builders import configmap, deployment
+
+pytestmark = pytest.mark.controllers
 
 
 async def eventually(check, timeout: float = 10.0) -> None:

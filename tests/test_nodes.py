@@ -18,6 +18,8 @@ from core.server.apiserver import APIServer, ServerConfig
 from tests.test_kubectl import Kubectl, kubectl  # noqa: F401  (the `kplane serve` + kubectl fixture)
 from tests.test_namespace_deletion import eventually
 
+pytestmark = pytest.mark.controllers
+
 NODES = "/api/v1/nodes"
 PODS = "/api/v1/namespaces/default/pods"
 TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}

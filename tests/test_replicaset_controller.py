@@ -23,6 +23,8 @@ from tests.conftest import Client
 from tests.test_kubectl import Kubectl, kubectl  # noqa: F401  (the `kplane serve` + kubectl fixture)
 from tests.test_namespace_deletion import eventually
 
+pytestmark = pytest.mark.controllers
+
 RSS = "/apis/apps/v1/namespaces/default/replicasets"
 PODS = "/api/v1/namespaces/default/pods"
 EVENTS = "/api/v1/namespaces/default/events"
