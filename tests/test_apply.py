@@ -70,3 +70,17 @@ async def test_bad_apply_requests(api):
     await api.post(DEPLOYMENTS, deployment())
     forced_merge = await api.patch(f"{DEPLOYMENTS}/web", {"spec": {"replicas": 1}}, params={"force": "true"})
     assert forced_merge.status == 422 and "force: Forbidden: may not be specified for non-apply patch" in forced_merge.body["message"]
+
+
+async def test_reapplying_a_port_without_protocol_keeps_one_port(api):
+    """Defaulting stores ``protocol: TCP``; apply must key the client's port by that default too."""
+    config = deployment()
+    config["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80}]
+    first = await apply(api, config)
+    assert first.body["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    again = await apply(api, config)
+    assert again.status == 200, again
+    assert again.body["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    (entry,) = again.body["metadata"]["managedFields"]
+    ports = entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']["f:ports"]
+    assert list(ports) == ['k:{"containerPort":80,"protocol":"TCP"}']

@@ -15,6 +15,9 @@ What the server and clients need to know about a field beyond its type goes in m
     does not mention; ``merge`` on a list of strings makes it a set.
 ``list_type`` / ``list_map_keys``
     ``atomic``, ``set`` or ``map`` (with its keys), as ``x-kubernetes-list-type``.
+``default``
+    The value defaulting gives an unset field; published in OpenAPI, and used by server-side
+    apply for list keys a client leaves out (``protocol: TCP`` of container ports).
 """
 
 from __future__ import annotations

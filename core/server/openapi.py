@@ -389,6 +389,8 @@ class _Builder:
         description = f.metadata.get("description")
         if description:
             schema = {"description": description, **schema}
+        if "default" in f.metadata:  # what defaulting fills in (and apply's list keys rely on)
+            schema["default"] = f.metadata["default"]
         for key, extension in _EXTENSIONS:
             if key in f.metadata:
                 schema[extension] = f.metadata[key]

@@ -88,7 +88,7 @@ class ContainerPortSchema(Schema):
     )})
     host_port = fields.Int(metadata={"description": "A port on the node to expose it on as well. Rarely needed."})
     container_port = fields.Int(metadata={"description": "Port number on the Pod's IP address, from 1 to 65535."})
-    protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP."})
+    protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP.", "default": "TCP"})
     host_ip = fields.Str(data_key="hostIP", metadata={"description": "The node IP address to bind hostPort to."})
 
 
