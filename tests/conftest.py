@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,8 @@ import aiohttp
 import pytest
 
 from core.server.apiserver import APIServer, ServerConfig
+from tests.kubectl_cli import Kubectl
+from tests.servers import serving
 
 
 @dataclass
@@ -79,3 +83,14 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 async def api(server: APIServer) -> AsyncIterator[Client]:
     async with aiohttp.ClientSession(base_url=server.url) as session:
         yield Client(session)
+
+
+@pytest.fixture(scope="module")
+def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """The real kubectl, configured for a `kplane serve` process shared by the module's tests."""
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not on PATH")
+    workdir = tmp_path_factory.mktemp("kubectl")
+    with serving(workdir / "data") as served:
+        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
+        yield Kubectl(env, workdir)

@@ -15,7 +15,7 @@ from core.client.rest import RESTClient
 from core.meta.clock import parse
 from core.server.apiserver import APIServer
 from tests.builders import deployment
-from tests.test_kubectl import free_port
+from tests.servers import free_port
 
 
 @pytest.fixture

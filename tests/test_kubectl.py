@@ -2,42 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.servers import free_port, serving
+from tests.kubectl_cli import DEPLOYMENT
 
-__all__ = ["free_port", "kubectl"]  # shared with the other kubectl test modules
-
-pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-
-DEPLOYMENT = """
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: web}
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.25
-        ports:
-        - containerPort: 80
-"""
 POD = """
 apiVersion: v1
 kind: Pod
@@ -57,34 +27,6 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: team}
 """
-
-
-class Kubectl:
-    def __init__(self, env: dict[str, str], workdir: Path) -> None:
-        self.env = env
-        self.workdir = workdir
-
-    def run(self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, env=self.env, timeout=timeout)
-        if check and done.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-        return done
-
-    def apply_file(self, verb: str, manifest: str, *extra: str) -> str:
-        path = self.workdir / f"manifest-{abs(hash(manifest))}.yaml"
-        path.write_text(manifest)
-        return self.run(verb, "-f", str(path), "--validate=false", *extra).stdout
-
-    def json(self, *args: str) -> dict:
-        return json.loads(self.run(*args, "-o", "json").stdout)
-
-
-@pytest.fixture(scope="module")
-def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    workdir = tmp_path_factory.mktemp("kubectl")
-    with serving(workdir / "data") as served:
-        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
-        yield Kubectl(env, workdir)
 
 
 def test_namespaces_exist_from_the_start(kubectl):

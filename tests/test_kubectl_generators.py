@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from tests.test_kubectl import Kubectl, kubectl, pytestmark  # noqa: F401  (the server + kubectl fixture)
+from tests.kubectl_cli import Kubectl
 
 
 def test_create_namespace(kubectl: Kubectl) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from tests.test_kubectl import DEPLOYMENT, Kubectl, kubectl  # noqa: F401  (the fixture)
+from tests.kubectl_cli import DEPLOYMENT, Kubectl
 
 REVISION = "deployment.kubernetes.io/revision"
 

@@ -7,7 +7,7 @@ import time
 
 import yaml
 
-from tests.test_kubectl import DEPLOYMENT, Kubectl, kubectl  # noqa: F401  (the fixture)
+from tests.kubectl_cli import DEPLOYMENT, Kubectl
 
 
 def deployment(name: str, replicas: int = 2, image: str = "nginx:1.25") -> str:

@@ -15,7 +15,7 @@ from core.client.informer import SharedInformerFactory
 from core.client.rest import RESTClient
 from core.controllers.nodes import SimulatedNodes
 from core.server.apiserver import APIServer, ServerConfig
-from tests.test_kubectl import Kubectl, kubectl  # noqa: F401  (the `kplane serve` + kubectl fixture)
+from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually
 
 pytestmark = pytest.mark.controllers
@@ -279,7 +279,7 @@ async def test_a_deleted_node_registers_again_on_its_next_heartbeat(bare_server)
 
 # -- kubectl -----------------------------------------------------------------------------------
 @needs_kubectl
-def test_kubectl_get_nodes_and_pods_wide(kubectl: Kubectl) -> None:  # noqa: F811  (the fixture)
+def test_kubectl_get_nodes_and_pods_wide(kubectl: Kubectl) -> None:
     lines = kubectl.run("get", "nodes").stdout.splitlines()
     assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert [line.split()[:3] for line in lines[1:]] == [[name, "Ready", "<none>"] for name in SIMULATED]

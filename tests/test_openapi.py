@@ -32,7 +32,7 @@ from plugins.core import types as core_types
 from plugins.core.v1.schemas import ContainerSchema, PodSchema, PodTemplateSpecSchema
 from tests.conftest import Client
 from tests.servers import serving
-from tests.test_kubectl import DEPLOYMENT
+from tests.kubectl_cli import DEPLOYMENT
 
 HASH = re.compile(r"^[0-9A-F]{128}$")
 PATCH_TYPES = {

@@ -20,7 +20,7 @@ from core.registry.registry import Registry
 from core.server.apiserver import APIServer, ServerConfig
 from plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
 from tests.conftest import Client
-from tests.test_kubectl import Kubectl, kubectl  # noqa: F401  (the `kplane serve` + kubectl fixture)
+from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually
 
 pytestmark = pytest.mark.controllers
@@ -356,7 +356,7 @@ spec:
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-def test_kubectl_create_scale_and_describe(kubectl: Kubectl) -> None:  # noqa: F811  (the fixture)
+def test_kubectl_create_scale_and_describe(kubectl: Kubectl) -> None:
     kubectl.apply_file("create", RS_YAML)
     kubectl.run("wait", "--for=jsonpath={.status.availableReplicas}=3", "rs/frontend", "--timeout=15s")
     rows = [line.split() for line in kubectl.run("get", "pods", "-l", "app=frontend", "-o", "wide").stdout.splitlines()[1:]]
