@@ -24,6 +24,8 @@ import aiohttp
 from core.client.discovery import APIResource, server_resources
 from core.client.informer import Handlers, SharedInformerFactory
 from core.client.rest import JSON_PATCH, ApiError, RESTClient
+from core.client.workqueue import WorkQueue
+from core.controllers.worker import work
 from core.runtime.gvk import GroupVersion
 
 log = logging.getLogger(__name__)
@@ -41,11 +43,10 @@ class GarbageCollector:
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
         self.kinds: dict[tuple[str, str], APIResource] = {}  # (apiVersion, kind) -> resource
         self._watched: set[tuple[str, str]] = set()
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
-        self._queued: set[str] = set()
+        self.queue: WorkQueue[str] = WorkQueue()
 
     async def run(self) -> None:
-        worker = asyncio.create_task(self._work())
+        worker = asyncio.create_task(work(self.queue, self._process, name="garbage collector: object"))
         try:
             while True:
                 try:
@@ -97,21 +98,11 @@ class GarbageCollector:
             self._enqueue(dependent)
 
     def _enqueue(self, uid: str) -> None:
-        if uid not in self._queued:
-            self._queued.add(uid)
-            self._queue.put_nowait(uid)
+        self.queue.add(uid)
 
-    async def _work(self) -> None:
-        while True:
-            uid = await self._queue.get()
-            self._queued.discard(uid)
-            try:
-                done = await self._sync(uid)
-            except (ApiError, aiohttp.ClientError) as err:
-                log.info("garbage collector: %s; retrying", err)
-                done = False
-            if not done:
-                asyncio.get_running_loop().call_later(self.retry, self._enqueue, uid)
+    async def _process(self, uid: str) -> None:
+        if not await self._sync(uid):
+            self.queue.add_after(uid, self.retry)  # changed meanwhile or still waiting: look again soon
 
     async def _sync(self, uid: str) -> bool:
         """Act on one object; False to look at it again shortly."""

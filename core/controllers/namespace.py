@@ -16,6 +16,8 @@ import aiohttp
 
 from core.client.discovery import server_resources
 from core.client.rest import ApiError, RESTClient
+from core.client.workqueue import WorkQueue
+from core.controllers.worker import work
 
 log = logging.getLogger(__name__)
 FINALIZER = "kubernetes"
@@ -26,11 +28,10 @@ class NamespaceController:
         self.client = client
         self.namespaces = client.resource("", "v1", "namespaces")
         self.recheck = recheck  # seconds before looking again at a namespace that is not empty yet
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
-        self._queued: set[str] = set()
+        self.queue: WorkQueue[str] = WorkQueue()
 
     async def run(self) -> None:
-        worker = asyncio.create_task(self._work())
+        worker = asyncio.create_task(work(self.queue, self._process, name="namespace"))
         try:
             await self._watch()
         finally:
@@ -38,12 +39,7 @@ class NamespaceController:
 
     def _enqueue(self, namespace: dict[str, Any]) -> None:
         if namespace["metadata"].get("deletionTimestamp"):
-            self._enqueue_name(namespace["metadata"]["name"])
-
-    def _enqueue_name(self, name: str) -> None:
-        if name not in self._queued:
-            self._queued.add(name)
-            self._queue.put_nowait(name)
+            self.queue.add(namespace["metadata"]["name"])
 
     async def _watch(self) -> None:
         """List, then watch from the list's version; relist when the watch ends or expires."""
@@ -60,17 +56,9 @@ class NamespaceController:
                 log.debug("namespace watch ended (%s); listing again", err)
                 await asyncio.sleep(self.recheck)
 
-    async def _work(self) -> None:
-        while True:
-            name = await self._queue.get()
-            self._queued.discard(name)
-            try:
-                done = await self.sync(name)
-            except (ApiError, aiohttp.ClientError) as err:
-                log.warning("namespace %s: %s; retrying", name, err)
-                done = False
-            if not done:
-                asyncio.get_running_loop().call_later(self.recheck, self._enqueue_name, name)
+    async def _process(self, name: str) -> None:
+        if not await self.sync(name):
+            self.queue.add_after(name, self.recheck)  # content still going away: look again soon
 
     async def sync(self, name: str) -> bool:
         """One pass over a namespace; True when there is nothing more to do for it."""
