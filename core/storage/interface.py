@@ -10,7 +10,8 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 class StorageError(Exception):
@@ -54,7 +55,11 @@ class FutureRevisionError(StorageError):
 
 
 class UnavailableError(StorageError):
-    """The backend cannot be reached right now (HTTP 503/504); the request may be retried."""
+    """The backend cannot be reached right now (HTTP 503); the request may be retried."""
+
+
+class StorageTimeoutError(UnavailableError):
+    """The backend did not answer in time (HTTP 504); the write may or may not have happened."""
 
 
 class WatcherOverflowError(StorageError):
@@ -95,6 +100,10 @@ class WatchEvent:
     type: EventType
     kv: KeyValue  # for DELETED: the last value, with mod_revision = the deletion's revision
     prev_value: bytes | None = None  # value before this event (MODIFIED/DELETED)
+    # What consumers derive from this event (the decoded object, its encoding per version and
+    # format). The watch cache hands one event object to every watcher, so what the first watcher
+    # computes here the others reuse: each event is encoded once, not once per watcher.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def revision(self) -> int:
@@ -110,11 +119,20 @@ class Storage(abc.ABC):
 
     @abc.abstractmethod
     async def list(
-        self, prefix: str, *, revision: int = 0, limit: int = 0, start_after: str = ""
+        self,
+        prefix: str,
+        *,
+        revision: int = 0,
+        limit: int = 0,
+        start_after: str = "",
+        min_revision: int | None = None,
     ) -> ListResult:
         """Keys under ``prefix`` in key order as of ``revision`` (0: the latest).
 
         ``start_after`` resumes a paginated list after that key; ``limit`` 0 means no limit.
+        ``min_revision`` (with ``revision`` 0) says any snapshot at or after that revision will do
+        (``resourceVersion=0`` or ``NotOlderThan``): a cache may answer from what it holds instead
+        of first catching up with the latest write. Backends that always read the latest ignore it.
         Raises CompactedError for a compacted revision, FutureRevisionError for one not yet written.
         """
 

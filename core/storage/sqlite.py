@@ -687,7 +687,13 @@ class SQLiteStorage(Storage):
         return KeyValue(key, *rows[0]) if rows else None
 
     async def list(
-        self, prefix: str, *, revision: int = 0, limit: int = 0, start_after: str = ""
+        self,
+        prefix: str,
+        *,
+        revision: int = 0,
+        limit: int = 0,
+        start_after: str = "",
+        min_revision: int | None = None,  # the latest is always new enough
     ) -> ListResult:
         if revision < 0:
             raise ValueError(f"revision must be >= 0, got {revision}")
