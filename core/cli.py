@@ -7,14 +7,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import sys
-import uuid
 from pathlib import Path
 
 from core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
-from core.client.leaderelection import LeaderElectionConfig, LeaderElector
+from core.client.leaderelection import LeaderElectionConfig
 from core.client.rest import RESTClient
+from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
 from core.controllers.manager import ControllerManager, ControllerSelection
 from core.controllers.standard import build_controller_manager
 from core.plugins import PluginError, PluginManager
@@ -43,6 +42,33 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
                         help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
 
 
+def _add_election_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the controllers only while holding the Lease, so that one process of several "
+                             "runs them (default on)")
+    parser.add_argument("--leader-elect-lease-namespace", default=LEASE_NAMESPACE, metavar="NS",
+                        help=f"(default {LEASE_NAMESPACE})")
+    parser.add_argument("--leader-elect-lease-name", default=LEASE_NAME, metavar="NAME", help=f"(default {LEASE_NAME})")
+    parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS",
+                        help="how long others wait before taking over an unrenewed Lease (default 15)")
+    parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS",
+                        help="how long the leader retries renewing before it gives up (default 10)")
+    parser.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS",
+                        help="pause between attempts to acquire or renew (default 2)")
+    parser.add_argument("--identity", default="", help="holder identity on the Lease (default HOSTNAME_UUID)")
+
+
+def _election(args: argparse.Namespace) -> LeaderElectionConfig | None:
+    """The Lease settings from the flags (None with --no-leader-elect); bad timings fail here,
+    before anything connects."""
+    if not args.leader_elect:
+        return None
+    return LeaderElectionConfig(
+        args.leader_elect_lease_namespace, args.leader_elect_lease_name, args.identity or default_identity(),
+        lease_duration=args.leader_elect_lease_duration, renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period, release_on_cancel=True)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kplane", description="The Kubernetes API machinery in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,25 +78,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
+    serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
+                       help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     _add_controller_flags(serve)
+    _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
     cm = sub.add_parser("controller-manager", help="run the controllers against a server, one leader at a time")
     cm.add_argument("--kubeconfig", required=True, help="kubeconfig of the server to control")
     cm.add_argument("--context", default=None, help="kubeconfig context (default: its current-context)")
     _add_controller_flags(cm)
-    cm.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
-                    help="run the controllers only while holding the Lease (default on)")
-    cm.add_argument("--leader-elect-lease-namespace", default="kube-system", metavar="NS", help="(default kube-system)")
-    cm.add_argument("--leader-elect-lease-name", default="kplane-controller-manager", metavar="NAME",
-                    help="(default kplane-controller-manager)")
-    cm.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS",
-                    help="how long others wait before taking over an unrenewed Lease (default 15)")
-    cm.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS",
-                    help="how long the leader retries renewing before it gives up (default 10)")
-    cm.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS",
-                    help="pause between attempts to acquire or renew (default 2)")
-    cm.add_argument("--identity", default="", help="holder identity on the Lease (default HOSTNAME_UUID)")
+    _add_election_flags(cm)
     cm.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
@@ -89,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kplane: {err}", file=sys.stderr)
             return 2 if isinstance(err, ValueError) else 1
     if args.command == "serve":
+        try:
+            election = _election(args)
+        except ValueError as err:
+            print(f"kplane: {err}", file=sys.stderr)
+            return 2
         config = ServerConfig(
             data_dir=args.data_dir,
             storage_url=args.storage,
@@ -98,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             run_controllers=not args.no_controllers,
             simulated_nodes=args.simulated_nodes,
             controllers=args.controllers,
+            watch_cache=args.watch_cache,
+            leader_election=election,
         )
         try:
             return asyncio.run(_serve(config))
@@ -130,16 +155,13 @@ async def _serve(config: ServerConfig) -> int:
 async def _controller_manager(args: argparse.Namespace) -> int:
     """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
     leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
-    election = LeaderElectionConfig(  # checked first: bad timings must fail before anything connects
-        args.leader_elect_lease_namespace, args.leader_elect_lease_name, args.identity or f"{socket.gethostname()}_{uuid.uuid4()}",
-        lease_duration=args.leader_elect_lease_duration, renew_deadline=args.leader_elect_renew_deadline,
-        retry_period=args.leader_elect_retry_period, release_on_cancel=True)
+    election = _election(args)
     plugins = PluginManager()
     plugins.load_entry_points()
     client = client_from_kubeconfig(args.kubeconfig, args.context)
     try:
         manager = await build_controller_manager(client, plugins, controllers=args.controllers, simulated_nodes=args.simulated_nodes)
-        return await _run_controllers(client, manager, election if args.leader_elect else None)
+        return await _run_controllers(client, manager, election)
     finally:
         await client.close()
 
@@ -150,25 +172,15 @@ async def _run_controllers(client: RESTClient, manager: ControllerManager, elect
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
 
-    async def lead() -> None:
-        until = stop if election is None else asyncio.Event()  # a signal; or, when elected, cancellation on losing the Lease
-        manager.start()
-        try:
-            await until.wait()
-        finally:
-            await manager.stop()
-
-    if election is None:
-        await lead()
-        return 0
-    elector = LeaderElector(client, election, on_started_leading=lead, on_stopped_leading=lambda: None,
-                            on_new_leader=lambda holder: log.info("the leader is %s", holder))
-    electing = asyncio.create_task(elector.run())
+    # Without an election the controllers run until the signal; with one, only while leading.
+    work = run_controllers(manager) if election is None else elector(client, election, manager).run()
+    electing = asyncio.create_task(work)
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait([electing, stopping], return_when=asyncio.FIRST_COMPLETED)
     if electing.done():
         stopping.cancel()
         electing.result()  # a crash of the leader's work surfaces here
+        assert election is not None  # run_controllers only ends by cancellation
         print(f"kplane: {election.identity} lost the lease {election.lease_namespace}/{election.lease_name}", file=sys.stderr, flush=True)
         return 1
     electing.cancel()  # stops the controllers, then hands the Lease back

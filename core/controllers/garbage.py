@@ -46,16 +46,20 @@ class GarbageCollector:
         self.queue: WorkQueue[str] = WorkQueue()
 
     async def run(self) -> None:
-        worker = asyncio.create_task(work(self.queue, self._process, name="garbage collector: object"))
+        worker: asyncio.Task[None] | None = None
         try:
             while True:
                 try:
                     await self._discover()
                 except (ApiError, aiohttp.ClientError) as err:
                     log.warning("garbage collector discovery failed: %s", err)
+                if worker is None and await self.informers.wait_for_cache_sync(self.rediscover):
+                    # Only a complete graph tells an owner it has no dependents left.
+                    worker = asyncio.create_task(work(self.queue, self._process, name="garbage collector: object"))
                 await asyncio.sleep(self.rediscover)
         finally:
-            worker.cancel()
+            if worker is not None:
+                worker.cancel()
 
     async def _discover(self) -> None:
         for resource in await server_resources(self.client):

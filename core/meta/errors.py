@@ -265,5 +265,9 @@ def internal_error(message: str) -> APIError:
     return APIError(500, StatusReason.INTERNAL_ERROR, f"Internal error occurred: {message}")
 
 
-def unavailable(message: str) -> APIError:
-    return APIError(503, StatusReason.SERVICE_UNAVAILABLE, message)
+def unavailable(message: str, retry_after: int | None = None) -> APIError:
+    return APIError(503, StatusReason.SERVICE_UNAVAILABLE, message, {"retryAfterSeconds": retry_after} if retry_after else {})
+
+
+def timeout(message: str, retry_after: int = 1) -> APIError:
+    return APIError(504, StatusReason.TIMEOUT, f"Timeout: {message}", {"retryAfterSeconds": retry_after})

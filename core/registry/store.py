@@ -47,6 +47,9 @@ class ListPage:
 class WatchEvent:
     type: str  # ADDED, MODIFIED or DELETED
     obj: StoredObject
+    # Shared by every watcher of the same storage event (see storage WatchEvent.memo): the HTTP
+    # layer keeps each encoding of the event here, so it is encoded once per version and format.
+    memo: dict[Any, Any] = dataclasses.field(default_factory=dict)
 
 
 class _FinishDeletion(Exception):
@@ -123,7 +126,7 @@ class Store:
 
     async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage:
         self.check_field_selector(opts.field_selector)
-        revision, start_after = await self._list_start(ctx, opts)
+        revision, start_after, min_revision = await self._list_start(ctx, opts)
         name = exact_name(opts.field_selector) if opts.field_selector else None
         if name is not None and (ctx.namespace or not self.resource.namespaced):
             return await self._list_one(ctx, opts, name, revision)
@@ -133,12 +136,13 @@ class Store:
         while True:
             want = opts.limit - len(items) if opts.limit else 0
             try:
-                page = await self.storage.list(prefix, revision=revision, limit=want, start_after=start_after)
+                page = await self.storage.list(prefix, revision=revision, limit=want, start_after=start_after,
+                                               min_revision=min_revision)
             except st.CompactedError:
                 raise errors.expired(_CONTINUE_EXPIRED if opts.continue_ else _too_old(revision, 0)) from None
             except st.FutureRevisionError as err:
                 raise _too_large(err.requested, err.current) from None
-            revision = page.revision
+            revision, min_revision = page.revision, None  # later pages: the first one's snapshot
             for kv in page.items:
                 stored = StoredObject.from_kv(kv)
                 if not filtered or self.matches(stored.obj, opts.label_selector, opts.field_selector):
@@ -165,8 +169,13 @@ class Store:
                 items.append(stored)
         return ListPage(items, str(revision))
 
-    async def _list_start(self, ctx: RequestContext, opts: ListOptions) -> tuple[int, str]:
-        """The snapshot revision (0: latest) and the key to continue after, from the options."""
+    async def _list_start(self, ctx: RequestContext, opts: ListOptions) -> tuple[int, str, int | None]:
+        """From the options: the snapshot revision (0: latest), the key to continue after, and the
+        oldest revision the answer may come from (None: it must be a consistent, latest read).
+
+        As kube-apiserver: ``resourceVersion`` unset is a consistent read, "0" is whatever the
+        watch cache holds, "N" (NotOlderThan) anything at least as new as N, Exact exactly N.
+        """
         problems = []
         if opts.resource_version_match and not opts.resource_version:
             problems.append(errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
@@ -179,15 +188,17 @@ class Store:
         if problems:
             raise errors.invalid_object("ListOptions", "meta.k8s.io", "", problems)
         if opts.continue_:
-            return _decode_continue(opts.continue_, self._list_prefix(ctx.namespace))
-        revision = _parse_rv(opts.resource_version) if opts.resource_version else 0
+            return *_decode_continue(opts.continue_, self._list_prefix(ctx.namespace)), None
+        if not opts.resource_version:
+            return 0, "", None
+        revision = _parse_rv(opts.resource_version)
         if opts.resource_version_match == "Exact":
-            return revision, ""
-        if revision:  # NotOlderThan: the latest state is never older, unless the RV is from the future
+            return revision, "", None
+        if revision:  # NotOlderThan a revision from the future can never be answered
             current = await self.storage.current_revision()
             if revision > current:
                 raise _too_large(revision, current)
-        return 0, ""
+        return 0, "", revision
 
     # -- writes -----------------------------------------------------------------------------
     async def create(self, ctx: RequestContext, obj: Any) -> StoredObject:
@@ -415,8 +426,8 @@ class Store:
         if name is not None and (ctx.namespace or not self.resource.namespaced):
             prefix = self.key(ctx.namespace, name)
         initial: list[StoredObject] = []
-        if opts.resource_version in ("", "0"):
-            page = await self.storage.list(prefix)
+        if opts.resource_version in ("", "0"):  # "0": the watch cache's current state will do
+            page = await self.storage.list(prefix, min_revision=0 if opts.resource_version == "0" else None)
             initial = [o for o in map(StoredObject.from_kv, page.items) if self.matches(o.obj, labels, fields)]
             since = page.revision
         else:
@@ -444,25 +455,29 @@ class Store:
                     yield out
         except st.CompactedError as err:
             raise errors.expired(_too_old(since, err.compacted)) from None
+        except st.WatcherOverflowError:
+            return  # too slow to keep up: the stream ends and the client watches again from its last RV
         finally:
             await stream.aclose()
 
     def _filter(self, event: st.WatchEvent, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
         """Selectors turn MODIFIED into ADDED/DELETED when an object enters or leaves the set."""
-        stored = StoredObject.from_kv(event.kv)
+        stored = event.memo.get(StoredObject)
+        if stored is None:  # decoded once per event, however many watchers share it
+            stored = event.memo[StoredObject] = StoredObject.from_kv(event.kv)
         if labels is None and fields is None:
-            return WatchEvent(event.type.value, stored)
+            return WatchEvent(event.type.value, stored, event.memo)
         now = self.matches(stored.obj, labels, fields)
         if event.type == st.EventType.ADDED:
-            return WatchEvent("ADDED", stored) if now else None
+            return WatchEvent("ADDED", stored, event.memo) if now else None
         if event.type == st.EventType.DELETED:
-            return WatchEvent("DELETED", stored) if now else None
+            return WatchEvent("DELETED", stored, event.memo) if now else None
         old = StoredObject(event.prev_value, event.revision) if event.prev_value is not None else None
         before = old is not None and self.matches(old.obj, labels, fields)
         if now:
-            return WatchEvent("MODIFIED" if before else "ADDED", stored)
-        if before:
-            return WatchEvent("DELETED", old)  # type: ignore[arg-type]
+            return WatchEvent("MODIFIED" if before else "ADDED", stored, event.memo)
+        if before:  # leaving the selection: DELETED with the last matching state, for everyone alike
+            return WatchEvent("DELETED", old, event.memo)  # type: ignore[arg-type]
         return None
 
 

@@ -49,6 +49,10 @@ class StoredObject:
             wire["metadata"]["resourceVersion"] = str(revision)
         return cls(None, revision, wire)
 
+    def copy(self) -> StoredObject:
+        """The same object with nothing derived yet (to measure what sharing one saves)."""
+        return StoredObject(self._value, self.revision, None if self._value is not None else self._obj)
+
     @property
     def obj(self) -> dict[str, Any]:
         """The object as a dict, with its resourceVersion. Shared: do not mutate it."""

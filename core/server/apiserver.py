@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -10,7 +12,9 @@ from pathlib import Path
 import yaml
 from aiohttp import web
 
+from core.client.leaderelection import LeaderElectionConfig
 from core.client.rest import RESTClient
+from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, run_controllers, stand_for_election
 from core.controllers.manager import ALL, ControllerManager, ControllerSelection
 from core.controllers.standard import build_controller_manager
 from core.plugins import PluginManager
@@ -37,6 +41,12 @@ class ServerConfig:
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (core.controllers.nodes); 0: none
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
+    # The Lease the in-process controllers hold while they run (None: run them unconditionally).
+    # Several servers on one storage then run one set of controllers between them.
+    leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(
+        LEASE_NAMESPACE, LEASE_NAME, default_identity(), release_on_cancel=True))
+    watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
+    share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
 
     @property
@@ -56,6 +66,8 @@ class APIServer:
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
         self.controllers: ControllerManager | None = None
+        self._controller_client: RESTClient | None = None
+        self._controller_task: asyncio.Task[None] | None = None
         self.url = ""
 
     async def start(self) -> None:
@@ -67,7 +79,8 @@ class APIServer:
         self.storage = await open_storage(cfg.storage)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         await self.plugins.setup(self.scheme, self.registry, self.admission)
-        app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval)
+        app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
+                        share_watch_encoding=cfg.share_watch_encoding)
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
@@ -79,23 +92,37 @@ class APIServer:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[READY]["ready"] = True
         if cfg.run_controllers:
-            client = RESTClient(self.url)
-            try:
-                self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
-                                                                  simulated_nodes=cfg.simulated_nodes)
-            except BaseException:
-                await client.close()
-                raise
-            self.controllers.start()
+            await self._start_controllers()
+
+    async def _start_controllers(self) -> None:
+        """The controller-manager in-process, over a loopback client; under leader election it
+        runs only while this server holds the Lease and stands again after losing it."""
+        cfg = self.config
+        client = self._controller_client = RESTClient(self.url)
+
+        async def build() -> ControllerManager:
+            self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
+                                                              simulated_nodes=cfg.simulated_nodes)
+            return self.controllers
+
+        manager = await build()  # a bad --controllers selection fails the start, before anything runs
+        if cfg.leader_election is None:
+            work = run_controllers(manager)
+        else:
+            work = stand_for_election(client, cfg.leader_election, manager, build)
+        self._controller_task = asyncio.create_task(work, name="controller-manager")
 
     @property
     def kubeconfig_path(self) -> Path:
         return self.config.data_dir / "kubeconfig"
 
     async def stop(self) -> None:
-        if self.controllers is not None:
-            await self.controllers.stop()
-            await self.controllers.client.close()
+        if self._controller_task is not None:  # stops the controllers and hands the Lease back
+            self._controller_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._controller_task
+        if self._controller_client is not None:
+            await self._controller_client.close()
         if self.runner is not None:
             await self.runner.cleanup()
         if self.storage is not None:

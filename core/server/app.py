@@ -15,6 +15,7 @@ from core.server import negotiation
 from core.server.discovery import Discovery
 from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
 from core.server.openapi import OpenAPI
+from core.storage.interface import StorageTimeoutError, UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,10 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
         return await handler(request)
     except errors.APIError as err:
         return negotiation.status_response(request, err)
+    except StorageTimeoutError as err:  # the write may have happened: the client must re-read
+        return negotiation.status_response(request, errors.timeout(f"storage did not answer in time: {err}"))
+    except UnavailableError as err:
+        return negotiation.status_response(request, errors.unavailable(f"storage is unavailable: {err}", retry_after=1))
     except web.HTTPNotFound:
         return negotiation.status_response(
             request, errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource")
@@ -51,12 +56,14 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
         return negotiation.status_response(request, errors.internal_error(repr(err)))
 
 
-def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL) -> web.Application:
+def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
+              share_watch_encoding: bool = True) -> web.Application:
     app = web.Application(middlewares=[status_errors], client_max_size=negotiation.MAX_BODY + 1)
     app[READY] = {"ready": False}
     discovery = Discovery(scheme, registry)
     openapi = OpenAPI(scheme, registry)
-    endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval)
+    endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
+                                  share_watch_encoding=share_watch_encoding)
 
     async def version(request: web.Request) -> web.Response:
         return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
