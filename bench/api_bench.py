@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,43 +26,10 @@ from pathlib import Path
 
 import aiohttp
 
+from common import DEPLOYMENTS as PATH
+from common import deployment, free_port, kplane, post_all, wait_ready
+
 HERE = Path(__file__).parent
-PATH = "/apis/apps/v1/namespaces/default/deployments"
-
-
-def deployment(name: str) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"app": name}},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]},
-            },
-        },
-    }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def wait_ready(url: str) -> None:
-    async with aiohttp.ClientSession() as session:
-        for _ in range(400):
-            try:
-                async with session.get(f"{url}/readyz") as reply:
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.025)
-    raise RuntimeError(f"{url} never became ready")
 
 
 async def rate(url: str, seconds: float, concurrency: int, make_request) -> float:
@@ -98,28 +64,12 @@ async def list_ms(url: str, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
-async def fill(url: str, count: int, concurrency: int = 16) -> None:
-    async with aiohttp.ClientSession(base_url=url, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-        queue = list(range(count))
-
-        async def worker() -> None:
-            while queue:
-                i = queue.pop()
-                async with session.post(PATH, json=deployment(f"fill-{i:05d}")) as reply:
-                    assert reply.status == 201, await reply.text()
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-
 async def main(seconds: float, list_size: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        kport, bport = free_port(), free_port()
-        kplane_url, base_url = f"http://127.0.0.1:{kport}", f"http://127.0.0.1:{bport}"
-        server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(kport), "--data-dir", tmp],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, kplane_url):
+        bport = free_port()
+        base_url = f"http://127.0.0.1:{bport}"
         baseline = None
         try:
-            await wait_ready(kplane_url)
             async with aiohttp.ClientSession(base_url=kplane_url) as session:
                 async with session.post(PATH, json=deployment("one")) as reply:
                     created = await reply.read()
@@ -141,7 +91,7 @@ async def main(seconds: float, list_size: int) -> None:
             async with aiohttp.ClientSession(base_url=kplane_url) as session:
                 async with session.get(PATH) as reply:
                     existing = len(json.loads(await reply.read())["items"])
-            await fill(kplane_url, max(0, list_size - existing))
+            await post_all(kplane_url, PATH, [deployment(f"fill-{i:05d}") for i in range(max(0, list_size - existing))])
             k_list = await list_ms(kplane_url)
             async with aiohttp.ClientSession(base_url=kplane_url) as session:
                 async with session.get(PATH) as reply:
@@ -154,13 +104,11 @@ async def main(seconds: float, list_size: int) -> None:
             (bodies / "list").write_bytes(list_body)
             baseline = subprocess.Popen([sys.executable, str(HERE / "baseline_server.py"), str(bport), str(bodies)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            await wait_ready(base_url)
+            wait_ready(base_url, baseline)  # type: ignore[arg-type]
             b_get = await rate(base_url, seconds, 16, get)
             b_create = await rate(base_url, seconds, 16, create)
             b_list = await list_ms(base_url)
         finally:
-            server.terminate()
-            server.wait()
             if baseline is not None:
                 baseline.terminate()
                 baseline.wait()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,51 +21,14 @@ from pathlib import Path
 
 import aiohttp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.servers import free_port, wait_ready  # noqa: E402
+from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, post_all
 
-DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 PODS = "/api/v1/namespaces/default/pods"
-
-
-def deployment(name: str, replicas: int) -> dict:
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                 "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}},
-    }
 
 
 def pod(name: str) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
             "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "nginx:1.25"}]}}
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a live process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def serve(data: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data), *args],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    wait_ready(url, process)  # type: ignore[arg-type]
-    return process, url
-
-
-async def post_all(url: str, path: str, bodies: list[dict], concurrency: int = 16) -> None:
-    async with aiohttp.ClientSession(base_url=url, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-        queue = list(bodies)
-
-        async def worker() -> None:
-            while queue:
-                async with session.post(path, json=queue.pop()) as reply:
-                    assert reply.status == 201, await reply.text()
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def ready_pods(url: str) -> int:
@@ -77,8 +39,7 @@ async def ready_pods(url: str) -> int:
 
 
 async def rollout(deployments: int, replicas: int) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        server, url = serve(Path(tmp), "--no-controllers")
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
         manager = subprocess.Popen([sys.executable, "-m", "core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
                                     "--no-leader-elect", "--simulated-nodes", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -92,20 +53,13 @@ async def rollout(deployments: int, replicas: int) -> tuple[float, float]:
         finally:
             manager.terminate()
             manager.wait()
-            server.terminate()
-            server.wait()
 
 
 async def baseline(count: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        server, url = serve(Path(tmp), "--no-controllers")
-        try:
-            began = time.monotonic()
-            await post_all(url, PODS, [pod(f"p{i:04d}") for i in range(count)])
-            return time.monotonic() - began
-        finally:
-            server.terminate()
-            server.wait()
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
+        began = time.monotonic()
+        await post_all(url, PODS, [pod(f"p{i:04d}") for i in range(count)])
+        return time.monotonic() - began
 
 
 async def main(deployments: int, replicas: int) -> None:
