@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from core.storage.cacher import CachedStorage
 from core.storage.interface import Storage
 from core.storage.sqlite import SQLiteStorage
 
@@ -35,7 +36,20 @@ async def _open_sqlite(
     )
 
 
+async def _open_cached_sqlite(
+    directory: Path,
+    *,
+    compact_interval: float = 0.0,
+    keep_revisions: int = 1000,
+    watch_queue_size: int = 10_000,
+) -> Storage:
+    """The watch cache over SQLite: compaction is the backend's, the queue the cache watchers'."""
+    inner = await _open_sqlite(directory, compact_interval=compact_interval, keep_revisions=keep_revisions)
+    return await CachedStorage.open(inner, watch_queue_size=watch_queue_size)
+
+
 BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {"sqlite": _open_sqlite}
+BACKENDS["cached-sqlite"] = _open_cached_sqlite
 
 
 @pytest.fixture(params=sorted(BACKENDS))
