@@ -1,5 +1,8 @@
 """The storage contract (etcd v3 semantics), run against every backend in conftest.BACKENDS.
 
+Revision numbers are relative to ``base``, the revision current when a test starts: etcd's first
+revision is not 1, and a shared etcd's revisions continue from wherever the previous test left them.
+
 The tests at the end exercise what only the SQLite backend promises: the single-process lock,
 crash durability of acknowledged writes, and dropping a watcher that is no longer referenced.
 """
@@ -100,6 +103,7 @@ async def test_delete_with_precondition(storage: Storage) -> None:
 
 async def test_ops_in_one_commit_fail_individually(storage: Storage) -> None:
     """Concurrent writes share commits; a lost precondition must not fail its neighbours."""
+    base = await storage.current_revision()
     results = await asyncio.gather(
         *(storage.create(f"/batch/{i}", b"x") for i in range(20)),
         storage.create("/batch/dup", b"first"),
@@ -109,7 +113,7 @@ async def test_ops_in_one_commit_fail_individually(storage: Storage) -> None:
     errors = [r for r in results if isinstance(r, BaseException)]
     assert len(errors) == 1 and isinstance(errors[0], KeyExistsError)
     revisions = sorted(r.mod_revision for r in results if isinstance(r, KeyValue))
-    assert revisions == list(range(1, 22))
+    assert revisions == list(range(base + 1, base + 22))
     assert len((await storage.list("/batch/")).items) == 21
 
 
@@ -293,15 +297,17 @@ async def test_watch_events_both_buffered_and_in_history_are_yielded_once(storag
 
 
 async def test_watch_from_compacted_revision_fails(storage: Storage) -> None:
+    base = await storage.current_revision()
     kv = await storage.create("/w/k", b"0")
     for i in range(4):
         kv = await storage.update("/w/k", str(i).encode(), expected_revision=kv.mod_revision)
-    await storage.compact(3)
+    await storage.compact(base + 3)
     with pytest.raises(CompactedError) as caught:
-        await next_events(storage.watch("/w/", from_revision=2), 1)
-    assert (caught.value.requested, caught.value.compacted) == (2, 3)
-    events = await next_events(storage.watch("/w/", from_revision=3), 2)  # nothing after 3 lost
-    assert [e.revision for e in events] == [4, 5]
+        await next_events(storage.watch("/w/", from_revision=base + 2), 1)
+    assert (caught.value.requested, caught.value.compacted) == (base + 2, base + 3)
+    # Nothing after base + 3 is lost.
+    events = await next_events(storage.watch("/w/", from_revision=base + 3), 2)
+    assert [e.revision for e in events] == [base + 4, base + 5]
     assert events[0].prev_value == b"1"  # the row before a retained event survives compaction
 
 
@@ -331,7 +337,10 @@ async def test_close_ends_open_watches(storage_factory: StorageFactory) -> None:
 
     consumer = asyncio.create_task(consume())
     await storage.create("/w/k", b"x")
-    await asyncio.sleep(0.01)
+    for _ in range(500):  # etcd may take up to 100 ms to catch a new watcher up
+        if received:
+            break
+        await asyncio.sleep(0.01)
     await storage.close()
     await asyncio.wait_for(consumer, 2)
     assert [e.kv.key for e in received] == ["/w/k"]
@@ -354,6 +363,7 @@ async def test_close_answers_writes_in_flight(storage_factory: StorageFactory) -
 
 
 async def test_compaction_keeps_current_values(storage: Storage) -> None:
+    base = await storage.current_revision()
     live = await storage.create("/c/live", b"0")
     for i in range(1, 6):
         live = await storage.update("/c/live", str(i).encode(), expected_revision=live.mod_revision)
@@ -367,7 +377,7 @@ async def test_compaction_keeps_current_values(storage: Storage) -> None:
     assert await storage.get("/c/gone") is None
     updated = await storage.update("/c/live", b"6", expected_revision=live.mod_revision)
     assert (await storage.list("/c/")).items == [updated, untouched]
-    await storage.compact(1)  # at or before the compacted revision: nothing to do
+    await storage.compact(base + 1)  # at or before the compacted revision: nothing to do
     with pytest.raises(FutureRevisionError):
         await storage.compact(await storage.current_revision() + 1)
 
@@ -404,14 +414,15 @@ async def test_compaction_runs_safely_alongside_writes(storage: Storage) -> None
 
 async def test_periodic_compaction(storage_factory: StorageFactory) -> None:
     storage = await storage_factory(compact_interval=0.02, keep_revisions=5)
+    base = await storage.current_revision()
     kv = await storage.create("/k", b"0")
     for i in range(20):
         kv = await storage.update("/k", str(i).encode(), expected_revision=kv.mod_revision)
     for _ in range(200):
         try:
-            await storage.list("/", revision=2)
+            await storage.list("/", revision=base + 2)
         except CompactedError as compacted:
-            assert compacted.compacted >= 2
+            assert compacted.compacted >= base + 2
             break
         await asyncio.sleep(0.01)
     else:
