@@ -8,15 +8,18 @@ the suite disables it unless a test asks) and ``watch_queue_size`` (events a wat
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from core.storage.cacher import CachedStorage
+from core.storage.etcd import EtcdStorage
 from core.storage.interface import Storage
 from core.storage.sqlite import SQLiteStorage
+from tests.etcd_process import ETCD, EtcdProcess
 
 StorageFactory = Callable[..., Awaitable[Storage]]
 
@@ -48,8 +51,54 @@ async def _open_cached_sqlite(
     return await CachedStorage.open(inner, watch_queue_size=watch_queue_size)
 
 
+_SHARED_ETCD: list[EtcdProcess] = []  # one etcd for the whole session, started on first use
+_etcd_prefixes = itertools.count()
+
+
+def shared_etcd() -> EtcdProcess:
+    """The session's etcd; every storage on it gets its own key prefix, and tests that depend on
+    revision numbers count from the revision current when they start."""
+    if ETCD is None:
+        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
+    if not _SHARED_ETCD:
+        process = EtcdProcess()
+        process.start()
+        _SHARED_ETCD.append(process)
+    return _SHARED_ETCD[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_etcd() -> Iterator[None]:
+    yield
+    for process in _SHARED_ETCD:
+        process.cleanup()
+
+
+@pytest.fixture
+def etcd_server() -> EtcdProcess:
+    """The session's shared etcd (never stop it: tests needing a restart start their own)."""
+    return shared_etcd()
+
+
+async def _open_etcd(
+    directory: Path,
+    *,
+    compact_interval: float = 0.0,
+    keep_revisions: int = 1000,
+    watch_queue_size: int = 10_000,
+) -> Storage:
+    return await EtcdStorage.open(
+        [shared_etcd().endpoint],
+        prefix=f"/contract-{next(_etcd_prefixes)}",
+        compact_interval=compact_interval,
+        keep_revisions=keep_revisions,
+        watch_queue_size=watch_queue_size,
+    )
+
+
 BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {"sqlite": _open_sqlite}
 BACKENDS["cached-sqlite"] = _open_cached_sqlite
+BACKENDS["etcd"] = _open_etcd
 
 
 @pytest.fixture(params=sorted(BACKENDS))
