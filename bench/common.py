@@ -37,11 +37,13 @@ def deployment(name: str, replicas: int = 3) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def kplane(data: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "core.cli", "serve")
+           ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
-    full pipe) and its URL; terminated afterwards."""
+    full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m core.cli serve`` for
+    a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data), *args],
+    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *args],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -23,6 +23,7 @@ from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server.app import READY, build_app
 from core.server.handlers import BOOKMARK_INTERVAL
+from core.storage.cacher import CachedStorage
 from core.storage.factory import open_storage
 from core.storage.interface import Storage
 
@@ -77,6 +78,8 @@ class APIServer:
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
         self.storage = await open_storage(cfg.storage)
+        if cfg.watch_cache:
+            self.storage = await CachedStorage.open(self.storage)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         await self.plugins.setup(self.scheme, self.registry, self.admission)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,

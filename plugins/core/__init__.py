@@ -4,6 +4,7 @@ ServiceAccount, Node."""
 from __future__ import annotations
 
 from core.hookspecs import hookimpl
+from core.meta.errors import APIError
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
@@ -73,4 +74,8 @@ async def kplane_post_start(registry: Registry) -> None:
         if await store.get_internal("", name) is None:
             namespace = types.Namespace()
             namespace.metadata.name = name
-            await store.create(RequestContext(resource="namespaces", name=name), namespace)
+            try:
+                await store.create(RequestContext(resource="namespaces", name=name), namespace)
+            except APIError as err:  # another server on the same storage was quicker
+                if err.code != 409:
+                    raise

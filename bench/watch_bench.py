@@ -1,0 +1,129 @@
+"""Watch fan-out: 500 watchers on Deployments while 2,000 updates land, in one run.
+
+Two servers are measured one after the other on the same machine and data:
+
+* kplane as it runs: each event is encoded once per (version, format) and the same bytes go to
+  every watcher;
+* the naive way: the same server, but encoding every event once per watcher.
+
+Printed per server: deliveries per second (watchers x updates / time from the first update to
+the last delivery), p50 and p99 delivery delay (from sending an update to a watcher reading its
+event), server CPU seconds and peak RSS during the run.
+
+    python bench/watch_bench.py [--watchers 500] [--updates 2000] [--writers 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, memory_mib, post_all, reset_peak_memory
+
+RV = re.compile(rb'"resourceVersion":"(\d+)"')
+
+
+async def watcher(session: aiohttp.ClientSession, since: str, received: list[tuple[int, float]], opened: asyncio.Event,
+                  expected: int) -> None:
+    """Read one watch stream, noting when each event's resourceVersion arrives; parse nothing else."""
+    async with session.get(DEPLOYMENTS, params={"watch": "1", "resourceVersion": since}) as reply:
+        assert reply.status == 200, await reply.text()
+        opened.set()
+        tail = b""
+        async for chunk in reply.content.iter_any():
+            now = time.perf_counter()
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            tail = data[cut:]
+            received.extend((int(m.group(1)), now) for m in RV.finditer(data, 0, cut))
+            if len(received) >= expected:
+                return
+
+
+async def measure(url: str, pid: int, watchers: int, updates: int, writers: int) -> dict[str, float]:
+    names = [f"w{i}" for i in range(writers)]
+    await post_all(url, DEPLOYMENTS, [deployment(n) for n in names])
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+    async with aiohttp.ClientSession(base_url=url, connector=connector, timeout=timeout) as session:
+        async with session.get(DEPLOYMENTS) as reply:
+            since = (await reply.json())["metadata"]["resourceVersion"]
+        received: list[list[tuple[int, float]]] = [[] for _ in range(watchers)]
+        opened = [asyncio.Event() for _ in range(watchers)]
+        readers = [asyncio.create_task(watcher(session, since, received[i], opened[i], updates)) for i in range(watchers)]
+        await asyncio.gather(*(o.wait() for o in opened))
+        await asyncio.sleep(0.5)
+        sent: dict[int, float] = {}
+        reset_peak_memory(pid)
+        cpu_before = cpu_seconds(pid)
+        began = time.perf_counter()
+
+        async def write(name: str, count: int) -> None:
+            async with aiohttp.ClientSession(base_url=url) as own:
+                for i in range(count):
+                    at = time.perf_counter()
+                    patch = {"metadata": {"annotations": {"bench/round": str(i)}}}
+                    async with own.patch(f"{DEPLOYMENTS}/{name}", json=patch,
+                                         headers={"Content-Type": "application/merge-patch+json"}) as reply:
+                        body = await reply.json()
+                        assert reply.status == 200, body
+                    sent[int(body["metadata"]["resourceVersion"])] = at
+
+        await asyncio.gather(*(write(n, updates // writers) for n in names))
+        await asyncio.wait_for(asyncio.gather(*readers), 600)
+        finished = max(events[-1][1] for events in received)
+        cpu = cpu_seconds(pid) - cpu_before
+        _, peak = memory_mib(pid)
+    delays = sorted((at - sent[rv]) * 1000 for events in received for rv, at in events if rv in sent)
+    deliveries = sum(len(events) for events in received)
+    return {
+        "deliveries/s": deliveries / (finished - began),
+        "p50 delay (ms)": statistics.median(delays),
+        "p99 delay (ms)": delays[int(len(delays) * 0.99) - 1],
+        "server CPU (s)": cpu,
+        "server peak RSS (MiB)": peak,
+    }
+
+
+def serve_naive(port: int, data: Path) -> None:
+    """A kplane server that encodes every watch event once per watcher (the naive way)."""
+    from core.cli import _serve
+    from core.server.apiserver import ServerConfig
+
+    asyncio.run(_serve(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False)))
+
+
+async def main(watchers: int, updates: int, writers: int) -> None:
+    variants = {"encode once": {}, "per watcher": {"program": (__file__, "--serve-naive")}}
+    results = {}
+    for label, options in variants.items():
+        with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", **options) as (process, url):
+            results[label] = await measure(url, process.pid, watchers, updates, writers)
+    once, naive = results["encode once"], results["per watcher"]
+    print(f"{watchers} watchers x {updates} updates of {writers} Deployments (SQLite, watch cache on)")
+    print(f"{'measure':<26}{'encode once':>14}{'per watcher':>14}{'once/naive':>12}")
+    for key in once:
+        print(f"{key:<26}{once[key]:>14.1f}{naive[key]:>14.1f}{once[key] / naive[key]:>12.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--watchers", type=int, default=500)
+    parser.add_argument("--updates", type=int, default=2000)
+    parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--serve-naive", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--no-controllers", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_naive:
+        serve_naive(args.port, args.data_dir)
+    else:
+        asyncio.run(main(args.watchers, args.updates, args.writers))
