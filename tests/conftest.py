@@ -14,6 +14,8 @@ import aiohttp
 import pytest
 
 from core.server.apiserver import APIServer, ServerConfig
+from tests import etcd_process
+from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import Kubectl
 from tests.servers import serving
 
@@ -94,3 +96,30 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     with serving(workdir / "data") as served:
         env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir)}
         yield Kubectl(env, workdir)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_etcd() -> Iterator[None]:
+    yield
+    etcd_process.stop_shared()
+
+
+@pytest.fixture
+def etcd_server() -> EtcdProcess:
+    """The session's shared etcd (started on first use; tests use their own key prefixes)."""
+    if etcd_process.ETCD is None:
+        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
+    return etcd_process.shared()
+
+
+@pytest.fixture
+def private_etcd() -> Iterator[EtcdProcess]:
+    """An etcd of the test's own, which it may stop, kill and restart."""
+    if etcd_process.ETCD is None:
+        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
+    process = EtcdProcess()
+    process.start()
+    try:
+        yield process
+    finally:
+        process.cleanup()

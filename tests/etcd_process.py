@@ -118,3 +118,22 @@ class EtcdProcess:
             time.sleep(0.02)
         self.kill()
         raise RuntimeError(f"etcd did not become healthy within {timeout}s")
+
+
+_shared: list[EtcdProcess] = []
+
+
+def shared() -> EtcdProcess:
+    """The test session's etcd, started on first use: storages on it each take their own key
+    prefix, and tests that depend on revision numbers count from the revision current when they
+    start. Never stop it; a test that needs a restart starts an etcd of its own."""
+    if not _shared:
+        process = EtcdProcess()
+        process.start()
+        _shared.append(process)
+    return _shared[0]
+
+
+def stop_shared() -> None:
+    while _shared:
+        _shared.pop().cleanup()

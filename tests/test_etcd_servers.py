@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -18,23 +17,10 @@ from tests.builders import configmap, deployment
 from tests.etcd_process import EtcdProcess
 from tests.servers import Served, serving
 
-pytestmark = pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not on PATH (.ci/run installs etcd-server)")
-
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 PODS = "/api/v1/namespaces/default/pods"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kplane-controller-manager"
-
-
-@pytest.fixture
-def etcd() -> Iterator[EtcdProcess]:
-    """A fresh etcd of the test's own, so stopping it disturbs nobody else."""
-    process = EtcdProcess()
-    process.start()
-    try:
-        yield process
-    finally:
-        process.cleanup()
 
 
 def storage_url(etcd: EtcdProcess) -> str:
@@ -64,9 +50,9 @@ async def watch_lines(session: aiohttp.ClientSession, url: str, since: str) -> a
     return reply
 
 
-async def test_a_write_through_one_server_reaches_a_watch_on_the_other(etcd: EtcdProcess, tmp_path: Path,
+async def test_a_write_through_one_server_reaches_a_watch_on_the_other(etcd_server: EtcdProcess, tmp_path: Path,
                                                                       session: aiohttp.ClientSession) -> None:
-    url = storage_url(etcd)
+    url = storage_url(etcd_server)
     with serving(tmp_path / "a", "--storage", url, "--no-controllers") as a, \
             serving(tmp_path / "b", "--storage", url, "--no-controllers") as b:
         async with session.get(b.url + CMS) as reply:
@@ -85,8 +71,8 @@ async def test_a_write_through_one_server_reaches_a_watch_on_the_other(etcd: Etc
 
 
 async def test_concurrent_updates_through_both_servers_conflict_and_lose_nothing(
-        etcd: EtcdProcess, tmp_path: Path, session: aiohttp.ClientSession) -> None:
-    url = storage_url(etcd)
+        etcd_server: EtcdProcess, tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    url = storage_url(etcd_server)
     with serving(tmp_path / "a", "--storage", url, "--no-controllers") as a, \
             serving(tmp_path / "b", "--storage", url, "--no-controllers") as b:
         async with session.post(a.url + CMS, json=configmap("counter", {"n": "0"})) as reply:
@@ -114,8 +100,8 @@ async def test_concurrent_updates_through_both_servers_conflict_and_lose_nothing
 
 
 async def test_only_one_servers_controllers_lead_and_the_other_takes_over(
-        etcd: EtcdProcess, tmp_path: Path, session: aiohttp.ClientSession) -> None:
-    url = storage_url(etcd)
+        etcd_server: EtcdProcess, tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    url = storage_url(etcd_server)
     fast = ("--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
             "--leader-elect-retry-period", "0.5", "--simulated-nodes", "2")
     with serving(tmp_path / "a", "--storage", url, "--identity", "server-a", *fast) as a, \
@@ -163,8 +149,9 @@ async def pod_count(session: aiohttp.ClientSession, server: Served) -> int:
         return len((await reply.json())["items"])
 
 
-async def test_the_server_lives_through_an_etcd_restart(etcd: EtcdProcess, tmp_path: Path,
+async def test_the_server_lives_through_an_etcd_restart(private_etcd: EtcdProcess, tmp_path: Path,
                                                         session: aiohttp.ClientSession) -> None:
+    etcd = private_etcd
     with serving(tmp_path / "a", "--storage", storage_url(etcd), "--no-controllers") as a:
         async with session.post(a.url + CMS, json=configmap("before", {"k": "v"})) as reply:
             assert reply.status == 201

@@ -181,6 +181,7 @@ class CachedStorage(Storage):
         self._loop = asyncio.get_running_loop()
         self._state: SortedDict = SortedDict()  # key -> KeyValue, as of self._revision
         self._revision = 0
+        self._seen = 0  # the newest revision known through this cache's own calls (see _saw)
         # Events in (floor, revision]: the live part is self._window[self._head:].
         self._window: list[_Change] = []
         self._head = 0
@@ -298,8 +299,9 @@ class CachedStorage(Storage):
 
     def watch(self, prefix: str, *, from_revision: int) -> AsyncIterator[WatchEvent]:
         """From the window when it still holds every event after ``from_revision``, else
-        CompactedError when iterated. 0 means after the cache's current revision, or while it
-        re-lists, after the revision it re-lists at."""
+        CompactedError when iterated. 0 means after the newest revision the cache knows of (its
+        own, or one its callers' writes returned), or while it re-lists, after the revision it
+        re-lists at."""
         if from_revision < 0:
             raise ValueError(f"from_revision must be >= 0, got {from_revision}")
         if self._closed or not prefix.startswith(self._prefix):
@@ -312,18 +314,26 @@ class CachedStorage(Storage):
         return watcher
 
     async def current_revision(self) -> int:
-        return await self._inner.current_revision()
+        revision = await self._inner.current_revision()
+        self._seen = max(self._seen, revision)
+        return revision
 
     # -- writes ---------------------------------------------------------------------------
 
     async def create(self, key: str, value: bytes) -> KeyValue:
-        return await self._inner.create(key, value)
+        return self._saw(await self._inner.create(key, value))
 
     async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
-        return await self._inner.update(key, value, expected_revision=expected_revision)
+        return self._saw(await self._inner.update(key, value, expected_revision=expected_revision))
 
     async def delete(self, key: str, *, expected_revision: int = 0) -> KeyValue:
-        return await self._inner.delete(key, expected_revision=expected_revision)
+        return self._saw(await self._inner.delete(key, expected_revision=expected_revision))
+
+    def _saw(self, kv: KeyValue) -> KeyValue:
+        """Note a revision known to exist, though the cache may not have its event yet: a watch
+        "from now" starts after it."""
+        self._seen = max(self._seen, kv.mod_revision)
+        return kv
 
     async def compact(self, revision: int) -> None:
         """Compact the backend, then drop the window's events at or before ``revision`` too."""
@@ -519,7 +529,7 @@ class CachedStorage(Storage):
     def _start(self, watcher: _CacheWatch) -> None:
         """Replay the window and register for live events, with no await in between, so no
         event falls between the two and none comes twice."""
-        after = watcher.after or self._revision
+        after = watcher.after or max(self._revision, self._seen)
         if watcher.after and after < self._floor:
             watcher.end(CompactedError(after, self._floor))
             return

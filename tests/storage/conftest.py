@@ -9,7 +9,7 @@ the suite disables it unless a test asks) and ``watch_queue_size`` (events a wat
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from core.storage.cacher import CachedStorage
 from core.storage.etcd import EtcdStorage
 from core.storage.interface import Storage
 from core.storage.sqlite import SQLiteStorage
-from tests.etcd_process import ETCD, EtcdProcess
+from tests.etcd_process import ETCD, shared
 
 StorageFactory = Callable[..., Awaitable[Storage]]
 
@@ -39,45 +39,13 @@ async def _open_sqlite(
     )
 
 
-async def _open_cached_sqlite(
-    directory: Path,
-    *,
-    compact_interval: float = 0.0,
-    keep_revisions: int = 1000,
-    watch_queue_size: int = 10_000,
-) -> Storage:
+async def _open_cached_sqlite(directory: Path, *, watch_queue_size: int = 10_000, **compaction: Any) -> Storage:
     """The watch cache over SQLite: compaction is the backend's, the queue the cache watchers'."""
-    inner = await _open_sqlite(directory, compact_interval=compact_interval, keep_revisions=keep_revisions)
+    inner = await _open_sqlite(directory, **compaction)
     return await CachedStorage.open(inner, watch_queue_size=watch_queue_size)
 
 
-_SHARED_ETCD: list[EtcdProcess] = []  # one etcd for the whole session, started on first use
 _etcd_prefixes = itertools.count()
-
-
-def shared_etcd() -> EtcdProcess:
-    """The session's etcd; every storage on it gets its own key prefix, and tests that depend on
-    revision numbers count from the revision current when they start."""
-    if ETCD is None:
-        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
-    if not _SHARED_ETCD:
-        process = EtcdProcess()
-        process.start()
-        _SHARED_ETCD.append(process)
-    return _SHARED_ETCD[0]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _stop_shared_etcd() -> Iterator[None]:
-    yield
-    for process in _SHARED_ETCD:
-        process.cleanup()
-
-
-@pytest.fixture
-def etcd_server() -> EtcdProcess:
-    """The session's shared etcd (never stop it: tests needing a restart start their own)."""
-    return shared_etcd()
 
 
 async def _open_etcd(
@@ -87,8 +55,10 @@ async def _open_etcd(
     keep_revisions: int = 1000,
     watch_queue_size: int = 10_000,
 ) -> Storage:
+    if ETCD is None:
+        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
     return await EtcdStorage.open(
-        [shared_etcd().endpoint],
+        [shared().endpoint],
         prefix=f"/contract-{next(_etcd_prefixes)}",
         compact_interval=compact_interval,
         keep_revisions=keep_revisions,
@@ -96,9 +66,18 @@ async def _open_etcd(
     )
 
 
-BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {"sqlite": _open_sqlite}
-BACKENDS["cached-sqlite"] = _open_cached_sqlite
-BACKENDS["etcd"] = _open_etcd
+async def _open_cached_etcd(directory: Path, *, watch_queue_size: int = 10_000, **compaction: Any) -> Storage:
+    """The watch cache over etcd, as `kplane serve --storage etcd://...` runs by default."""
+    inner = await _open_etcd(directory, **compaction)
+    return await CachedStorage.open(inner, watch_queue_size=watch_queue_size)
+
+
+BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {
+    "sqlite": _open_sqlite,
+    "cached-sqlite": _open_cached_sqlite,
+    "etcd": _open_etcd,
+    "cached-etcd": _open_cached_etcd,
+}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -9,7 +9,7 @@ import asyncio
 import base64
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -53,15 +53,6 @@ async def open_etcd() -> AsyncIterator[OpenEtcd]:
     yield make
     for storage in opened:
         await storage.close()
-
-
-@pytest.fixture
-def private_etcd() -> Iterator[EtcdProcess]:
-    """An etcd of this test's own, which it may stop, kill and restart."""
-    process = EtcdProcess()
-    process.start()
-    yield process
-    process.cleanup()
 
 
 @pytest.fixture
