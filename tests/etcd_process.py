@@ -40,12 +40,14 @@ def free_port() -> int:
 class EtcdProcess:
     """One single-member etcd cluster listening on 127.0.0.1."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: str | None = None) -> None:
+        """``parent``: where the data dir goes; by default tmpfs when there is one (fsync there is
+        free, which keeps the suite fast on etcd 3.4); benchmarks pass a real disk."""
         if ETCD is None:
             raise RuntimeError("etcd is not on PATH")
-        # tmpfs when there is one: fsync there is free, which keeps the suite fast on etcd 3.4.
-        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.directory = Path(tempfile.mkdtemp(prefix="kplane-etcd-", dir=shm))
+        if parent is None and os.access("/dev/shm", os.W_OK):
+            parent = "/dev/shm"
+        self.directory = Path(tempfile.mkdtemp(prefix="kplane-etcd-", dir=parent))
         self.client_port, self.peer_port = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.client_port}"
         self._process: subprocess.Popen[bytes] | None = None

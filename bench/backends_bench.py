@@ -1,0 +1,113 @@
+"""Creates through kplane vs raw puts into the storage beneath it, on etcd and on SQLite.
+
+For each backend, in one run on this machine, with the same concurrency (16) and value size (a
+created Deployment as kplane stores it):
+
+* raw: ``create`` calls straight into kplane's storage client (``EtcdStorage`` over etcd's
+  HTTP/JSON gateway, ``SQLiteStorage`` with its group commit), in this process;
+* kplane: Deployment creates over HTTP to a ``kplane serve`` process on that storage.
+
+etcd keeps its data on the same disk as SQLite (the temp dir), both with fsync on commit.
+
+The ratio is what the API server costs on top of the store.
+
+    python bench/backends_bench.py [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+from common import DEPLOYMENTS, deployment, kplane
+from tests.etcd_process import EtcdProcess
+
+from core.storage.etcd import EtcdStorage
+from core.storage.interface import Storage
+from core.storage.sqlite import SQLiteStorage
+
+CONCURRENCY = 16
+
+
+async def rate(seconds: float, one: Callable[[int, int], Awaitable[None]]) -> float:
+    """Operations per second that CONCURRENCY workers complete in ``seconds``."""
+    done = 0
+    deadline = time.monotonic() + seconds
+
+    async def worker(w: int) -> None:
+        nonlocal done
+        i = 0
+        while time.monotonic() < deadline:
+            await one(w, i)
+            done += 1
+            i += 1
+
+    began = time.monotonic()
+    await asyncio.gather(*(worker(w) for w in range(CONCURRENCY)))
+    return done / (time.monotonic() - began)
+
+
+async def raw_creates(storage: Storage, seconds: float, size: int) -> float:
+    value = b"x" * size
+    run = uuid.uuid4().hex[:6]
+
+    async def one(w: int, i: int) -> None:
+        await storage.create(f"/registry/apps/deployments/default/raw-{run}-{w}-{i}", value)
+
+    try:
+        return await rate(seconds, one)
+    finally:
+        await storage.close()
+
+
+async def kplane_creates(url: str, seconds: float) -> tuple[float, int]:
+    """Creates per second, and the size of one Deployment as stored (for the raw run)."""
+    connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+    async with aiohttp.ClientSession(base_url=url, connector=connector) as session:
+        async with session.post(DEPLOYMENTS, json=deployment("sample")) as reply:
+            size = len(await reply.read())
+
+        async def one(w: int, i: int) -> None:
+            async with session.post(DEPLOYMENTS, json=deployment(f"d-{w}-{i}")) as reply:
+                assert reply.status == 201, await reply.text()
+
+        return await rate(seconds, one), size
+
+
+async def main(seconds: float) -> None:
+    rows = []
+    disk = tempfile.gettempdir()  # etcd's data on the same disk as SQLite's, both fsyncing
+    etcd = EtcdProcess(parent=disk)
+    etcd.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            storage_url = f"etcd://127.0.0.1:{etcd.client_port}/bench"
+            with kplane(Path(tmp), "--no-controllers", "--storage", storage_url) as (_, url):
+                api, size = await kplane_creates(url, seconds)
+            raw = await raw_creates(await EtcdStorage.open([etcd.endpoint], prefix="/raw"), seconds, size)
+            rows.append(("etcd", raw, api))
+    finally:
+        etcd.cleanup()
+    with tempfile.TemporaryDirectory() as tmp:
+        with kplane(Path(tmp) / "kplane", "--no-controllers") as (_, url):
+            api, size = await kplane_creates(url, seconds)
+        raw = await raw_creates(await SQLiteStorage.open(f"{tmp}/raw.db"), seconds, size)
+        rows.append(("SQLite", raw, api))
+    print(f"creates/s, {CONCURRENCY} concurrent, {size}-byte values")
+    print(f"{'backend':<10}{'raw storage':>13}{'kplane':>10}{'kplane/raw':>12}")
+    for name, raw, api in rows:
+        print(f"{name:<10}{raw:>13.0f}{api:>10.0f}{api / raw:>12.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    asyncio.run(main(args.seconds))
