@@ -8,7 +8,6 @@ the way kube-controller-manager's ``--controllers`` chooses, by a :class:`Contro
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Protocol
@@ -79,12 +78,17 @@ class ControllerManager:
             task.add_done_callback(_report_crash)
             self._tasks.append(task)
 
-    async def stop(self) -> None:
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Cancel every controller and wait for them, at most ``timeout`` seconds: a controller
+        slow to wind down (an event recorder flushing, say) must not hold up a shutdown or the
+        hand-over of the Lease; it is named in the log instead."""
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._tasks:
+            _, pending = await asyncio.wait(self._tasks, timeout=timeout)
+            if pending:
+                log.warning("controllers still stopping after %.3gs: %s", timeout,
+                            ", ".join(sorted(task.get_name() for task in pending)))
         self._tasks.clear()
         await self.informers.stop()
 
