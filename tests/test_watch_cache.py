@@ -1,0 +1,93 @@
+"""The watch cache behind the HTTP API: consistent reads, reads from the cache, and watch events
+encoded once for every watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+
+from core.registry.stored import storage_bytes
+from core.server.apiserver import APIServer
+from core.storage.cacher import CachedStorage
+from tests.builders import configmap, deployment
+
+CMS = "/api/v1/namespaces/default/configmaps"
+DEPLOYMENTS = "apis/{version}/namespaces/default/deployments"
+
+
+def stored_configmap(name: str) -> bytes:
+    """A ConfigMap as storage holds it, for writes that go around the HTTP layer."""
+    wire = configmap(name)
+    wire["metadata"].update(namespace="default", uid=f"uid-{name}", creationTimestamp="2026-11-29T00:00:00Z")
+    return storage_bytes(wire)
+
+
+async def test_the_server_reads_through_the_watch_cache(server: APIServer) -> None:
+    assert isinstance(server.storage, CachedStorage)
+
+
+async def test_a_list_without_resource_version_sees_every_write_before_it(server: APIServer, api) -> None:
+    """Writes land in storage before the cache hears of them; a consistent LIST waits for it."""
+    storage = server.storage
+    for i in range(50):
+        await storage.create(f"/registry/core/configmaps/default/direct-{i:02d}", stored_configmap(f"direct-{i:02d}"))
+        reply = await api.get(CMS)  # no resourceVersion: consistent
+        names = [item["metadata"]["name"] for item in reply.body["items"]]
+        assert f"direct-{i:02d}" in names
+        assert int(reply.body["metadata"]["resourceVersion"]) >= await storage.current_revision()
+
+
+async def test_a_list_at_resource_version_0_answers_from_the_cache(server: APIServer, api) -> None:
+    made = await api.post(CMS, configmap("seen"))
+    reply = await api.get(CMS, params={"resourceVersion": "0"})
+    assert reply.status == 200
+    # "0" promises nothing about freshness: whatever the cache holds, which is never ahead of storage
+    assert int(reply.body["metadata"]["resourceVersion"]) <= await server.storage.current_revision()
+    newer = await api.get(CMS, params={"resourceVersion": made.body["metadata"]["resourceVersion"],
+                                       "resourceVersionMatch": "NotOlderThan"})
+    assert "seen" in [item["metadata"]["name"] for item in newer.body["items"]]
+
+
+async def test_pages_are_one_snapshot_while_writes_land_between_them(api) -> None:
+    for i in range(6):
+        await api.post(CMS, configmap(f"page-{i}"))
+    first = await api.get(CMS, params={"limit": "2"})
+    await api.delete(f"{CMS}/page-3")
+    await api.post(CMS, configmap("page-9"))
+    await api.patch(f"{CMS}/page-4", {"data": {"changed": "yes"}})
+    token, items = first.body["metadata"]["continue"], list(first.body["items"])
+    while token:
+        page = await api.get(CMS, params={"limit": "2", "continue": token})
+        assert page.body["metadata"]["resourceVersion"] == first.body["metadata"]["resourceVersion"]
+        items += page.body["items"]
+        token = page.body["metadata"].get("continue", "")
+    names = [item["metadata"]["name"] for item in items]
+    assert names == [f"page-{i}" for i in range(6)]  # page-3 still there, page-9 not yet
+    assert "changed" not in next(i for i in items if i["metadata"]["name"] == "page-4")["data"]
+
+
+async def test_each_watch_event_is_encoded_once_per_version(server: APIServer, api) -> None:
+    created = await api.post(f"/{DEPLOYMENTS.format(version='apps/v1')}", deployment("shared"))
+    since = created.body["metadata"]["resourceVersion"]
+    async with aiohttp.ClientSession(base_url=server.url) as session:
+        streams = []
+        for version in ("apps/v1", "apps/v1", "apps/v1", "apps/v1beta2"):
+            reply = await session.get(f"/{DEPLOYMENTS.format(version=version)}", params={"watch": "1", "resourceVersion": since})
+            streams.append(reply)
+        await asyncio.sleep(0.1)
+        await api.patch(f"/{DEPLOYMENTS.format(version='apps/v1')}/shared", {"metadata": {"labels": {"new": "label"}}})
+        lines = [await asyncio.wait_for(stream.content.readline(), 5) for stream in streams]
+        for stream in streams:
+            stream.close()
+    v1_lines, beta_line = lines[:3], lines[3]
+    assert v1_lines[0] == v1_lines[1] == v1_lines[2]
+    assert json.loads(beta_line)["object"]["apiVersion"] == "apps/v1beta2"
+    # The storage event the watchers shared carries exactly one encoding per version, the one
+    # every watcher of that version was sent.
+    replay = server.storage.watch("/registry/apps/deployments/", from_revision=int(since))
+    event = await asyncio.wait_for(anext(replay), 5)
+    await replay.aclose()
+    lines_kept = {key: value for key, value in event.memo.items() if isinstance(value, bytes)}
+    assert lines_kept == {("MODIFIED", "v1"): v1_lines[0], ("MODIFIED", "v1beta2"): beta_line}
