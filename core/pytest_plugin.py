@@ -1,0 +1,277 @@
+"""kplane for your tests: a real API server for each test, started in-process in well under a
+second, for controllers and operators written with any client.
+
+Installed with kplane (the ``pytest11`` entry point), so a test only asks for a fixture::
+
+    def test_my_operator(kplane):
+        kplane.apply('''
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: settings}
+            data: {mode: fast}
+        ''')
+        assert kplane.get("v1", "ConfigMap", "settings")["data"] == {"mode": "fast"}
+
+    @pytest.mark.kplane(controllers=True)            # Deployments roll out, pods become Ready
+    def test_rollout(kplane):
+        kplane.apply(Path("manifests/web.yaml"))
+        kplane.wait_for("apps/v1", "Deployment", "web", condition="Available")
+
+Fixtures: ``kplane`` (a :class:`Cluster`), ``kplane_kubeconfig`` (its kubeconfig file, for
+``kubectl``, kopf or any client), ``kplane_client`` (an official ``kubernetes`` ApiClient).
+The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=())``
+chooses what runs. The server runs in a thread of its own with its own event loop, so blocking
+clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
+SQLite in the test's ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from core.server.apiserver import APIServer, ServerConfig
+
+Obj = dict[str, Any]
+APPLY_PATCH = "application/apply-patch+yaml"
+FIELD_MANAGER = "kplane-pytest"
+
+
+class KplaneError(Exception):
+    """A request the server refused; ``status`` is the metav1.Status it sent."""
+
+    def __init__(self, code: int, status: Obj) -> None:
+        super().__init__(f"{code} {status.get('reason', '')}: {status.get('message', '')}")
+        self.code, self.status = code, status
+
+
+class Cluster:
+    """A running kplane server and blocking helpers to drive it from a test."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self.url = server.url
+        self.kubeconfig: Path = server.kubeconfig_path
+
+    # -- requests ---------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
+                params: dict[str, str] | None = None) -> Obj:
+        """One JSON request; raises KplaneError for an error status."""
+        query = "?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else ""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.url}{path}{query}", data=data, method=method,
+                                         headers={"Content-Type": content_type, "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return json.loads(reply.read())
+        except urllib.error.HTTPError as err:
+            raise KplaneError(err.code, json.loads(err.read() or b"{}")) from None
+
+    def path(self, api_version: str, kind: str, name: str = "", namespace: str = "default") -> str:
+        """The URL path of a kind (and object), resolved through the server's own scheme."""
+        group, _, version = api_version.rpartition("/")
+        rt = next((t for t in self.server.scheme.types() if t.group == group and t.kind == kind and version in t.versions), None)
+        if rt is None:
+            raise LookupError(f"the server does not serve {kind} in {api_version}")
+        base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        scope = f"/namespaces/{namespace}" if rt.namespaced else ""
+        return f"{base}{scope}/{rt.plural}" + (f"/{name}" if name else "")
+
+    # -- objects ----------------------------------------------------------------------------
+    def apply(self, manifests: str | Path | Obj | Iterable[Obj], namespace: str = "default") -> list[Obj]:
+        """Create or update every object (server-side apply, forced), in order; YAML text, a
+        YAML file, one object or several. Returns the objects as the server stored them."""
+        applied = []
+        for obj in load_manifests(manifests):
+            meta = obj.get("metadata") or {}
+            path = self.path(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace", namespace))
+            applied.append(self.request("PATCH", path, obj, content_type=APPLY_PATCH,
+                                        params={"fieldManager": FIELD_MANAGER, "force": "true"}))
+        return applied
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str = "default") -> Obj | None:
+        """The object, or None if there is none."""
+        try:
+            return self.request("GET", self.path(api_version, kind, name, namespace))
+        except KplaneError as err:
+            if err.code == 404:
+                return None
+            raise
+
+    def list(self, api_version: str, kind: str, namespace: str = "default", **params: str) -> list[Obj]:
+        return self.request("GET", self.path(api_version, kind, namespace=namespace), params=params)["items"]
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str = "default") -> None:
+        self.request("DELETE", self.path(api_version, kind, name, namespace))
+
+    # -- waiting ----------------------------------------------------------------------------
+    def wait_for(self, api_version: str, kind: str, name: str, *, namespace: str = "default",
+                 condition: str | None = None, status: str = "True", until: Callable[[Obj], bool] | None = None,
+                 deleted: bool = False, timeout: float = 30.0) -> Obj | None:
+        """Poll until the object has ``condition`` at ``status`` (``kubectl wait --for=condition``),
+        satisfies ``until``, exists (neither given), or is gone (``deleted``); returns its last state.
+
+        Blocks the calling thread: from an ``async def`` test whose event loop runs the code
+        under test, use :meth:`wait_for_async`.
+        """
+        check = self._check(condition, status, until, deleted)
+        deadline = time.monotonic() + timeout
+        while True:
+            obj = self.get(api_version, kind, name, namespace)
+            if check(obj):
+                return obj
+            if time.monotonic() > deadline:
+                raise TimeoutError(_timeout_message(kind, name, condition, status, deleted, obj, timeout))
+            time.sleep(0.05)
+
+    async def wait_for_async(self, api_version: str, kind: str, name: str, *, namespace: str = "default",
+                             condition: str | None = None, status: str = "True", until: Callable[[Obj], bool] | None = None,
+                             deleted: bool = False, timeout: float = 30.0) -> Obj | None:
+        """:meth:`wait_for` for ``async def`` tests: the event loop keeps running while it waits."""
+        check = self._check(condition, status, until, deleted)
+        deadline = time.monotonic() + timeout
+        while True:
+            obj = await asyncio.to_thread(self.get, api_version, kind, name, namespace)
+            if check(obj):
+                return obj
+            if time.monotonic() > deadline:
+                raise TimeoutError(_timeout_message(kind, name, condition, status, deleted, obj, timeout))
+            await asyncio.sleep(0.05)
+
+    @staticmethod
+    def _check(condition: str | None, status: str, until: Callable[[Obj], bool] | None,
+               deleted: bool) -> Callable[[Obj | None], bool]:
+        def check(obj: Obj | None) -> bool:
+            if deleted or obj is None:
+                return deleted and obj is None
+            if condition is not None and not has_condition(obj, condition, status):
+                return False
+            return until is None or until(obj)
+        return check
+
+
+def has_condition(obj: Obj, condition: str, status: str = "True") -> bool:
+    """Whether ``status.conditions`` holds ``condition`` with ``status``."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == condition and c.get("status") == status for c in conditions)
+
+
+def load_manifests(manifests: str | Path | Obj | Iterable[Obj]) -> list[Obj]:
+    """Objects from YAML text (several documents allowed), a YAML file, or objects as they are;
+    ``kind: List`` documents are unpacked."""
+    if isinstance(manifests, Path):
+        manifests = manifests.read_text()
+    if isinstance(manifests, str):
+        documents = [d for d in yaml.safe_load_all(manifests) if d]
+    elif isinstance(manifests, dict):
+        documents = [manifests]
+    else:
+        documents = list(manifests)
+    objects: list[Obj] = []
+    for document in documents:
+        objects.extend(document.get("items") or [] if document.get("kind") == "List" else [document])
+    return objects
+
+
+def _timeout_message(kind: str, name: str, condition: str | None, status: str, deleted: bool, obj: Obj | None,
+                     timeout: float) -> str:
+    wanted = "to be deleted" if deleted else f"condition {condition}={status}" if condition else "the expected state"
+    return f"{kind} {name!r} did not reach {wanted} within {timeout}s; last seen: {json.dumps(obj)[:2000]}"
+
+
+class ServerThread:
+    """An APIServer on its own event loop in a daemon thread: blocking test code and asyncio
+    tests alike can talk to it, and it keeps serving while a test blocks."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.server = APIServer(config)
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="kplane-server", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> APIServer:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError(f"kplane did not start within {timeout}s")
+        if self._failure is not None:
+            raise RuntimeError("kplane failed to start") from self._failure
+        return self.server
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+    async def _main(self) -> None:
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            await self.server.start()
+        except BaseException as err:  # reported to the test thread, which raises it
+            self._failure = err
+            self._ready.set()
+            await self.server.stop()
+            return
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.server.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "kplane(controllers=False, simulated_nodes=3, disable_plugins=()): how the `kplane` fixture's server runs",
+    )
+
+
+@pytest.fixture
+def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
+    """A fresh kplane API server for this test (SQLite in ``tmp_path``, a free loopback port)."""
+    marker = request.node.get_closest_marker("kplane")
+    options = dict(marker.kwargs) if marker else {}
+    config = ServerConfig(
+        data_dir=tmp_path / "kplane",
+        port=0,
+        run_controllers=bool(options.pop("controllers", False)),
+        simulated_nodes=int(options.pop("simulated_nodes", 3)),
+        disabled_plugins=frozenset(options.pop("disable_plugins", ())),
+        leader_election=None,  # one server per test: nothing to elect
+    )
+    if options:
+        raise pytest.UsageError(f"@pytest.mark.kplane: unknown options {sorted(options)}")
+    thread = ServerThread(config)
+    server = thread.start()
+    try:
+        yield Cluster(server)
+    finally:
+        thread.stop()
+
+
+@pytest.fixture
+def kplane_kubeconfig(kplane: Cluster) -> Path:
+    """The kubeconfig of the test's server: ``KUBECONFIG`` for kubectl, kopf or any client."""
+    return kplane.kubeconfig
+
+
+@pytest.fixture
+def kplane_client(kplane: Cluster) -> Iterator[Any]:
+    """An official ``kubernetes`` client ApiClient configured for the test's server."""
+    kubernetes = pytest.importorskip("kubernetes")
+    client = kubernetes.config.new_client_from_config(config_file=str(kplane.kubeconfig))
+    try:
+        yield client
+    finally:
+        client.close()

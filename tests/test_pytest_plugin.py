@@ -1,0 +1,113 @@
+"""kplane's pytest plugin, used the way a user's test suite uses it: test files run by pytest
+itself (pytester), with the plugin found through its ``pytest11`` entry point."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_user=source)
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+    return pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", *args)
+
+
+def test_objects_from_yaml_and_the_official_client(pytester: pytest.Pytester) -> None:
+    result = run(pytester, '''
+import kubernetes
+
+def test_configmap(kplane, kplane_client):
+    [applied] = kplane.apply("""
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: settings, labels: {team: a}}
+        data: {mode: fast}
+    """)
+    assert applied["metadata"]["resourceVersion"]
+    core = kubernetes.client.CoreV1Api(kplane_client)
+    assert core.read_namespaced_config_map("settings", "default").data == {"mode": "fast"}
+    kplane.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "labels": {"team": "a"}},
+                  "data": {"mode": "slow"}})
+    assert kplane.get("v1", "ConfigMap", "settings")["data"] == {"mode": "slow"}
+    assert [c["metadata"]["name"] for c in kplane.list("v1", "ConfigMap", labelSelector="team=a")] == ["settings"]
+    kplane.delete("v1", "ConfigMap", "settings")
+    assert kplane.wait_for("v1", "ConfigMap", "settings", deleted=True) is None
+
+def test_each_test_gets_a_fresh_server(kplane):
+    assert kplane.get("v1", "ConfigMap", "settings") is None
+    assert kplane.kubeconfig.read_text().count(kplane.url) == 1
+''')
+    result.assert_outcomes(passed=2)
+
+
+def test_controllers_roll_out_a_deployment(pytester: pytest.Pytester) -> None:
+    result = run(pytester, '''
+import pytest
+
+@pytest.mark.kplane(controllers=True, simulated_nodes=2)
+def test_rollout(kplane):
+    kplane.apply("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 3
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec: {containers: [{name: web, image: nginx}]}
+    """)
+    web = kplane.wait_for("apps/v1", "Deployment", "web", condition="Available",
+                          until=lambda d: d["status"].get("readyReplicas") == 3)
+    assert web["status"]["replicas"] == 3
+    assert len(kplane.list("v1", "Pod", labelSelector="app=web")) == 3
+
+def test_no_controllers_by_default(kplane):
+    kplane.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "idle"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}},
+                           "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    with pytest.raises(TimeoutError, match="did not reach condition Available=True"):
+        kplane.wait_for("apps/v1", "Deployment", "idle", condition="Available", timeout=0.5)
+''')
+    result.assert_outcomes(passed=2)
+
+
+def test_async_tests_and_kplanes_own_client(pytester: pytest.Pytester) -> None:
+    result = run(pytester, '''
+import asyncio
+from core.client.rest import RESTClient
+
+async def test_a_controller_in_the_tests_event_loop(kplane):
+    client = RESTClient(kplane.url)
+    configmaps = client.resource("", "v1", "configmaps", namespace="default")
+
+    async def controller():  # copies data.source into data.copy, as a controller under test would
+        async for event in configmaps.watch(resource_version="0"):
+            obj = event.object
+            if event.type != "DELETED" and "source" in obj.get("data", {}) and "copy" not in obj["data"]:
+                await configmaps.patch(obj["metadata"]["name"], {"data": {"copy": obj["data"]["source"]}})
+
+    task = asyncio.create_task(controller())
+    try:
+        kplane.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"source": "x"}})
+        done = await kplane.wait_for_async("v1", "ConfigMap", "c", until=lambda o: o["data"].get("copy") == "x", timeout=10)
+        assert done["data"] == {"source": "x", "copy": "x"}
+    finally:
+        task.cancel()
+        await client.close()
+''')
+    result.assert_outcomes(passed=1)
+
+
+def test_a_bad_marker_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = run(pytester, '''
+import pytest
+
+@pytest.mark.kplane(controler=True)
+def test_typo(kplane):
+    pass
+''')
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*UsageError: @pytest.mark.kplane: unknown options*controler*"])
