@@ -51,8 +51,9 @@ def dry_run(query: MultiMapping[str]) -> bool:
 
 
 def field_validation(query: Mapping[str, str]) -> str:
-    """``fieldValidation``: Strict unless told otherwise (what kubectl sends by default)."""
-    value = query.get("fieldValidation", "") or STRICT
+    """``fieldValidation``: Warn when absent, as kube-apiserver (kubectl sends Strict itself;
+    clients such as kopf send nothing and expect unknown fields to be dropped with a warning)."""
+    value = query.get("fieldValidation", "") or WARN
     for known in FIELD_VALIDATION:
         if value.lower() == known.lower():
             return known
