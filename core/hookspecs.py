@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from core.client.informer import SharedInformerFactory
     from core.controllers.manager import ControllerManager
     from core.registry.admission import AdmissionChain
     from core.registry.registry import Registry
@@ -74,12 +75,24 @@ def kplane_register_strategies(registry: Registry) -> None:
 
 
 @hookspec
-def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
+def kplane_register_admission(
+    chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None
+) -> None:
     """Add admission plugins, run on every write after decoding and before storage.
 
     Mutating plugins (``chain.add_mutating``) may change ``request.obj``; validating plugins
     (``chain.add_validating``) reject by raising ``deny(request, "why")`` (403). ``registry``
     lets a plugin read other objects, e.g. the namespace a request writes into.
+
+    ``informers`` is a shared informer factory on the server's own loopback client, for plugins
+    that decide from a cached view of other objects (kube-apiserver hands its admission plugins
+    loopback informers the same way)::
+
+        fischers = informers.informer("wardle.example.com", "v1alpha1", "fischers")
+
+    Informers asked for here start once the server listens, after the post-start hooks, and stop
+    with it. Until an informer's ``synced`` event is set its lister is empty, so wait for it (or
+    refuse). ``informers`` is None when the plugins are only inspected (``kplane plugins``).
     """
 
 

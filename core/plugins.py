@@ -15,6 +15,7 @@ from types import ModuleType
 import pluggy
 
 from core import hookspecs
+from core.client.informer import SharedInformerFactory
 from core.controllers.manager import ControllerManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
@@ -72,12 +73,14 @@ class PluginManager:
             except Exception as err:
                 raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook}: {err}") from err
 
-    async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain) -> None:
-        """Run the registration hooks in dependency order and check the result."""
+    async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain,
+                    informers: SharedInformerFactory | None = None) -> None:
+        """Run the registration hooks in dependency order and check the result. ``informers``:
+        the serving server's loopback informers, for admission plugins (None: nothing is served)."""
         await self._call("kplane_register_types", scheme=scheme)
         await self._call("kplane_register_conversions", scheme=scheme)
         await self._call("kplane_register_strategies", registry=registry)
-        await self._call("kplane_register_admission", chain=admission, registry=registry)
+        await self._call("kplane_register_admission", chain=admission, registry=registry, informers=informers)
         problems = scheme.check()
         if problems:
             raise PluginError("kinds that cannot convert automatically:\n  " + "\n  ".join(problems))

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 from aiohttp import web
 
+from core.client.informer import SharedInformerFactory
 from core.client.leaderelection import LeaderElectionConfig
 from core.client.rest import RESTClient
 from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, run_controllers, stand_for_election
@@ -69,6 +70,8 @@ class APIServer:
         self.controllers: ControllerManager | None = None
         self._controller_client: RESTClient | None = None
         self._controller_task: asyncio.Task[None] | None = None
+        self._loopback: RESTClient | None = None
+        self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
         self.url = ""
 
     async def start(self) -> None:
@@ -81,7 +84,10 @@ class APIServer:
         if cfg.watch_cache:
             self.storage = await CachedStorage.open(self.storage)
         self.registry = Registry(self.scheme, self.storage, self.admission)
-        await self.plugins.setup(self.scheme, self.registry, self.admission)
+        # Admission plugins get informers on our own loopback client, which learns the address below.
+        self._loopback = RESTClient("")
+        self.informers = SharedInformerFactory(self._loopback)
+        await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding)
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
@@ -90,7 +96,9 @@ class APIServer:
         await site.start()
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        self._loopback.server = self.url
         await self.plugins.post_start(self.registry)
+        self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[READY]["ready"] = True
@@ -126,6 +134,10 @@ class APIServer:
                 await self._controller_task
         if self._controller_client is not None:
             await self._controller_client.close()
+        if self.informers is not None:
+            await self.informers.stop()
+        if self._loopback is not None:
+            await self._loopback.close()
         if self.runner is not None:
             await self.runner.cleanup()
         if self.storage is not None:
