@@ -1,0 +1,29 @@
+"""The wire form of ``samplecontroller.k8s.io/v1alpha1`` Foo: the ``openAPIV3Schema`` of the CRD
+in the original's ``artifacts/examples/crd-status-subresource.yaml``.
+
+The schema gives the types; the bounds of ``spec.replicas`` (``minimum: 1``, ``maximum: 10``) are
+checked by :mod:`samplecontroller.strategy`, which words them as the CRD's validation does.
+"""
+
+from __future__ import annotations
+
+from core.meta.schemas import ObjectMetaSchema
+from core.runtime import fields
+from core.runtime.schema import Schema
+
+
+class FooSpecSchema(Schema):
+    deployment_name = fields.Str(metadata={"description": "Name of the Deployment the controller keeps for this Foo."})
+    replicas = fields.Int(metadata={"description": "Replicas of that Deployment, from 1 to 10."})
+
+
+class FooStatusSchema(Schema):
+    available_replicas = fields.Int(metadata={"description": "Available replicas of the Deployment, as last seen."})
+
+
+class FooSchema(Schema):
+    """Foo is a specification for a Foo resource."""
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": "Standard object metadata."})
+    spec = fields.Nested(FooSpecSchema, metadata={"description": "FooSpec is the spec for a Foo resource."})
+    status = fields.Nested(FooStatusSchema, metadata={"description": "FooStatus is the status for a Foo resource."})
