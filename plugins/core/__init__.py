@@ -1,5 +1,5 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node."""
+ServiceAccount, Node, Service."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
 from core.runtime.scheme import Scheme
-from plugins.core import admission, types
+from plugins.core import admission, services, types
 from plugins.core.strategy import strategies
 from plugins.core.v1 import conversion, defaults, protobuf, schemas
+from plugins.core.v1 import services as v1_services
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -25,6 +26,7 @@ KINDS = [
     ("Secret", "secrets", types.Secret, schemas.SecretSchema, True, []),
     ("ServiceAccount", "serviceaccounts", types.ServiceAccount, schemas.ServiceAccountSchema, True, ["sa"]),
     ("Node", "nodes", types.Node, schemas.NodeSchema, False, ["no"]),
+    ("Service", "services", services.Service, v1_services.ServiceSchema, True, ["svc"]),
 ]
 
 
@@ -40,7 +42,7 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
             storage_version="v1",
             namespaced=namespaced,
             short_names=short_names,
-            categories=["all"] if kind == "Pod" else [],
+            categories=["all"] if kind in ("Pod", "Service") else [],
             plugin=plugin_name,
         )
     scheme.set_version_priority(GROUP, ["v1"])
@@ -50,6 +52,7 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Pod", defaults.default_pod)
     scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
+    scheme.add_defaulter(GROUP, "v1", "Service", v1_services.default_service)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
     for kind, message in protobuf.MESSAGES.items():  # kubectl's `create <generator>` bodies
         scheme.add_protobuf(GROUP, "v1", kind, message)
@@ -59,6 +62,8 @@ def kplane_register_conversions(scheme: Scheme) -> None:
 def kplane_register_strategies(registry: Registry) -> None:
     for (plural, subresource), strategy in strategies().items():
         registry.add_strategy(GROUP, plural, strategy, subresource=subresource)
+    registry.add_strategy(GROUP, "services", services.ServiceStrategy())
+    registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
 
 
 @hookimpl
