@@ -20,6 +20,7 @@ from core.plugins import PluginError, PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
+from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
 from core.server.app import VERSION
 from core.storage.interface import StorageError
@@ -32,6 +33,13 @@ def _selection(text: str) -> ControllerSelection:
         return ControllerSelection.parse(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def _names(text: str) -> frozenset[str]:
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one plugin")
+    return names
 
 
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +86,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
+    serve.add_argument("--plugins", type=_names, default=None, metavar="NAME[,NAME...]",
+                       help="load only these plugins (e.g. 'sample_api' to serve one group as its own server, "
+                            "for the aggregator of another); default: every installed plugin")
     serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
+    serve.add_argument("--apiservice-probe-interval", type=float, default=30.0, metavar="SECONDS",
+                       help="how often the backend of an available APIService is checked again (default 30)")
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -118,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
             address=args.address,
             port=args.port,
             disabled_plugins=frozenset(args.disable_plugin),
+            plugins=args.plugins,
             run_controllers=not args.no_controllers,
             simulated_nodes=args.simulated_nodes,
             controllers=args.controllers,
             watch_cache=args.watch_cache,
             leader_election=election,
+            aggregation=AggregatorSettings(probe_interval=args.apiservice_probe_interval),
         )
         try:
             return asyncio.run(_serve(config))

@@ -43,9 +43,17 @@ class PluginManager:
         self.pm.add_hookspecs(hookspecs)
         self.infos: dict[str, PluginInfo] = {}
 
-    def load_entry_points(self, disabled: frozenset[str] = frozenset()) -> None:
-        for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            if ep.name in disabled or ep.name in self.infos:
+    def load_entry_points(self, disabled: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> None:
+        """Load the installed plugins, less ``disabled``; with ``only``, just those named there
+        (``kplane serve --plugins``), each of which must be installed."""
+        found = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        if only is not None:
+            unknown = sorted(only - {ep.name for ep in found})
+            if unknown:
+                installed = ", ".join(sorted({ep.name for ep in found}))
+                raise PluginError(f"unknown plugin(s) {', '.join(repr(n) for n in unknown)}; installed: {installed}")
+        for ep in found:
+            if ep.name in disabled or ep.name in self.infos or (only is not None and ep.name not in only):
                 continue
             try:
                 module = ep.load()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
-from core.client.rest import RESTClient
+from core.client.rest import ApiError, RESTClient
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,8 +20,12 @@ class APIResource:
     verbs: frozenset[str]
 
 
-async def server_resources(client: RESTClient) -> list[APIResource]:
-    """Every top-level resource in each group's preferred version (subresources left out)."""
+async def server_resources(client: RESTClient, *, skip_failed: bool = False) -> list[APIResource]:
+    """Every top-level resource in each group's preferred version (subresources left out).
+
+    With ``skip_failed``, a group-version whose document cannot be read (an aggregated API server
+    that is down answers 503) is left out, as client-go's discovery gives a partial result, so the
+    rest is still found; otherwise its error is raised."""
     found: list[APIResource] = []
     core = await client.request("GET", "/api")
     group_versions = [("", v) for v in core.get("versions", [])[:1]]
@@ -26,7 +33,13 @@ async def server_resources(client: RESTClient) -> list[APIResource]:
     group_versions += [(g["name"], g["preferredVersion"]["version"]) for g in groups.get("groups", [])]
     for group, version in group_versions:
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        listing = await client.request("GET", path)
+        try:
+            listing = await client.request("GET", path)
+        except ApiError as err:
+            if not skip_failed:
+                raise
+            log.warning("discovery of %s left out: %s", path, err)
+            continue
         for r in listing.get("resources", []):
             if "/" not in r["name"]:
                 found.append(APIResource(group, version, r["name"], r["kind"], r["namespaced"], frozenset(r.get("verbs", ()))))

@@ -62,7 +62,7 @@ class GarbageCollector:
                 worker.cancel()
 
     async def _discover(self) -> None:
-        for resource in await server_resources(self.client):
+        for resource in await server_resources(self.client, skip_failed=True):  # an aggregated server may be down
             self.kinds[(GroupVersion(resource.group, resource.version).api_version, resource.kind)] = resource
             key = (resource.group, resource.plural)
             if key in self._watched or not {"list", "watch"} <= resource.verbs:

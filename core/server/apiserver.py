@@ -22,7 +22,10 @@ from core.plugins import PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
+from core.server.aggregator import Aggregator
+from core.server.aggregator import Settings as AggregatorSettings
 from core.server.app import READY, build_app
+from core.server.availability import AvailabilityController
 from core.server.handlers import BOOKMARK_INTERVAL
 from core.storage.cacher import CachedStorage
 from core.storage.factory import open_storage
@@ -38,6 +41,7 @@ class ServerConfig:
     address: str = "127.0.0.1"
     port: int = 6443
     disabled_plugins: frozenset[str] = frozenset()
+    plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
@@ -50,6 +54,7 @@ class ServerConfig:
     watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
     share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
+    aggregation: AggregatorSettings = field(default_factory=AggregatorSettings)  # probes, caches, proxy timeouts
 
     @property
     def storage(self) -> str:
@@ -72,12 +77,14 @@ class APIServer:
         self._controller_task: asyncio.Task[None] | None = None
         self._loopback: RESTClient | None = None
         self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
+        self.aggregator: Aggregator | None = None  # on when apiregistration.k8s.io is served
+        self._availability_task: asyncio.Task[None] | None = None
         self.url = ""
 
     async def start(self) -> None:
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        self.plugins.load_entry_points(cfg.disabled_plugins)
+        self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
         self.storage = await open_storage(cfg.storage)
@@ -88,8 +95,11 @@ class APIServer:
         self._loopback = RESTClient("")
         self.informers = SharedInformerFactory(self._loopback)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
+        aggregator = Aggregator(self.scheme, cfg.aggregation)
+        availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers) else None
+        self.aggregator = aggregator if availability is not None else None
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
-                        share_watch_encoding=cfg.share_watch_encoding)
+                        share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator)
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
@@ -99,6 +109,9 @@ class APIServer:
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
+        if availability is not None:  # kube-aggregator's post-start hooks: proxying, then availability
+            await aggregator.start()
+            self._availability_task = asyncio.create_task(availability.run(), name="apiservice-availability")
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[READY]["ready"] = True
@@ -113,15 +126,19 @@ class APIServer:
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
-                                                              simulated_nodes=cfg.simulated_nodes)
+                                                              simulated_nodes=cfg.simulated_nodes, serves=self._serves)
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs
-        if cfg.leader_election is None:
-            work = run_controllers(manager)
-        else:
-            work = stand_for_election(client, cfg.leader_election, manager, build)
+        election = cfg.leader_election
+        if election is not None and not self._serves("coordination.k8s.io", "leases"):
+            log.info("no coordination.k8s.io Leases served here: the controllers run without leader election")
+            election = None
+        work = run_controllers(manager) if election is None else stand_for_election(client, election, manager, build)
         self._controller_task = asyncio.create_task(work, name="controller-manager")
+
+    def _serves(self, group: str, plural: str) -> bool:
+        return self.scheme.get(group, plural) is not None
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -134,6 +151,12 @@ class APIServer:
                 await self._controller_task
         if self._controller_client is not None:
             await self._controller_client.close()
+        if self._availability_task is not None:
+            self._availability_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._availability_task
+        if self.aggregator is not None:
+            await self.aggregator.stop()
         if self.informers is not None:
             await self.informers.stop()
         if self._loopback is not None:

@@ -12,6 +12,7 @@ from core.meta import errors
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server import negotiation
+from core.server.aggregator import Aggregator
 from core.server.discovery import Discovery
 from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
 from core.server.openapi import OpenAPI
@@ -57,11 +58,16 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 
 
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
-              share_watch_encoding: bool = True) -> web.Application:
-    app = web.Application(middlewares=[status_errors], client_max_size=negotiation.MAX_BODY + 1)
+              share_watch_encoding: bool = True, aggregator: Aggregator | None = None) -> web.Application:
+    """The server's routes; with an ``aggregator``, requests for the group/versions it proxies go
+    to their backends before any route sees them, and discovery and OpenAPI list them."""
+    middlewares: list[Any] = [status_errors]
+    if aggregator is not None:
+        middlewares.append(aggregator.middleware)
+    app = web.Application(middlewares=middlewares, client_max_size=negotiation.MAX_BODY + 1)
     app[READY] = {"ready": False}
-    discovery = Discovery(scheme, registry)
-    openapi = OpenAPI(scheme, registry)
+    discovery = Discovery(scheme, registry, aggregator)
+    openapi = OpenAPI(scheme, registry, aggregator)
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
                                   share_watch_encoding=share_watch_encoding)
 

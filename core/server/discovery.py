@@ -8,7 +8,8 @@ only when the scheme or registry changed.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
@@ -17,6 +18,9 @@ from core.registry import scale
 from core.registry.registry import Registry
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType, Scheme
+
+if TYPE_CHECKING:
+    from core.server.aggregator import Aggregator
 
 SCALE_KIND = {"group": scale.GROUP, "version": scale.VERSION, "kind": scale.KIND}
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -33,9 +37,13 @@ def wants_aggregated(request: web.Request) -> bool:
 
 
 class Discovery:
-    def __init__(self, scheme: Scheme, registry: Registry) -> None:
+    """``aggregator``: when it is on, the groups it proxies are listed too, and every group is
+    ordered by its APIServices' priorities (:meth:`Aggregator.ordered`)."""
+
+    def __init__(self, scheme: Scheme, registry: Registry, aggregator: Aggregator | None = None) -> None:
         self.scheme = scheme
         self.registry = registry
+        self.aggregator = aggregator
         self._cache: dict[str, bytes] = {}
         self._generation = -1
 
@@ -64,7 +72,41 @@ class Discovery:
         )
         return web.Response(body=body, content_type="application/json")
 
+    def _aggregating(self) -> bool:
+        return self.aggregator is not None and self.aggregator.api_services is not None
+
+    def _ordered(self) -> list[tuple[str, list[tuple[str, dict[str, Any] | None]]]]:
+        """Named groups with their versions, each with the APIService proxying it (None: served here)."""
+        assert self.aggregator is not None
+        served = {g: vs for g, vs in self.scheme.groups().items() if g}
+        return [(g, vs) for g, vs in self.aggregator.ordered(served) if g]
+
+    async def _aggregated_groups(self) -> dict[str, Any]:
+        """``/apis`` in the aggregated form, with the proxied group/versions' entries as their
+        backends report them (fetched concurrently, each kept for a few seconds)."""
+        assert self.aggregator is not None
+        order = self._ordered()
+        remote = [api_service for _, versions in order for _, api_service in versions if api_service is not None]
+        found = await asyncio.gather(*(self.aggregator.version_discovery(a) for a in remote))
+        by_name = {a["metadata"]["name"]: entry for a, entry in zip(remote, found, strict=True)}
+        items = []
+        for group, versions in order:
+            entries = [
+                by_name[api_service["metadata"]["name"]] if api_service is not None
+                else orjson.Fragment(self._cached(f"agg:{group}/{version}", lambda g=group, v=version: self._aggregated_version(g, v)))
+                for version, api_service in versions
+            ]
+            items.append({"metadata": {"name": group}, "versions": entries})
+        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
     async def groups_root(self, request: web.Request) -> web.Response:
+        if self._aggregating():
+            if wants_aggregated(request):
+                body = orjson.dumps(await self._aggregated_groups())
+                return web.Response(body=body, headers={"Content-Type": AGGREGATED})
+            listed = [self._api_group(g, [v for v, _ in vs]) for g, vs in self._ordered()]
+            body = orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": listed})
+            return web.Response(body=body, content_type="application/json")
         if wants_aggregated(request):
             body = self._cached("agg:groups", lambda: self._aggregated(core=False))
             return web.Response(body=body, headers={"Content-Type": AGGREGATED})
@@ -80,7 +122,10 @@ class Discovery:
 
     async def group(self, request: web.Request) -> web.Response:
         group = request.match_info["group"]
-        versions = self.scheme.groups().get(group)
+        if self._aggregating():
+            versions = next(([v for v, _ in vs] for g, vs in self._ordered() if g == group), None)
+        else:
+            versions = self.scheme.groups().get(group)
         if not versions or not group:
             raise web.HTTPNotFound()
         body = {"kind": "APIGroup", "apiVersion": "v1", **self._api_group(group, versions)}
@@ -134,16 +179,12 @@ class Discovery:
         for group, versions in self.scheme.groups().items():
             if (group == "") != core:
                 continue
-            items.append(
-                {
-                    "metadata": {"name": group},
-                    "versions": [
-                        {"version": v, "freshness": "Current", "resources": [self._aggregated_resource(rt, v) for rt in self.scheme.resources_in(group, v)]}
-                        for v in versions
-                    ],
-                }
-            )
+            items.append({"metadata": {"name": group}, "versions": [self._aggregated_version(group, v) for v in versions]})
         return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+    def _aggregated_version(self, group: str, version: str) -> dict[str, Any]:
+        resources = [self._aggregated_resource(rt, version) for rt in self.scheme.resources_in(group, version)]
+        return {"version": version, "freshness": "Current", "resources": resources}
 
     def _aggregated_resource(self, rt: ResourceType, version: str) -> dict[str, Any]:
         kind = {"group": rt.group, "version": version, "kind": rt.kind}

@@ -40,13 +40,14 @@ one name in a document, the later one gets a numeric suffix.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import hashlib
 import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
@@ -60,6 +61,9 @@ from core.runtime.gvk import GroupVersion, GroupVersionKind
 from core.runtime.scheme import ResourceType, Scheme
 from core.runtime.schema import Schema, shape_of
 from core.server import negotiation
+
+if TYPE_CHECKING:
+    from core.server.aggregator import Aggregator
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
@@ -556,13 +560,19 @@ class Served:
 
 
 class OpenAPI:
-    """``/openapi/v3`` and its documents, rebuilt when the scheme (or the registry) changes."""
+    """``/openapi/v3`` and its documents, rebuilt when the scheme (or the registry) changes.
 
-    def __init__(self, scheme: Scheme, registry: Registry) -> None:
+    With an ``aggregator`` on, the index also lists each proxied group/version with the URL its
+    backend gives it (the document itself is proxied, see :mod:`core.server.aggregator`); a
+    proxied group/version replaces one served here."""
+
+    def __init__(self, scheme: Scheme, registry: Registry, aggregator: Aggregator | None = None) -> None:
         self.scheme = scheme
         self.registry = registry
+        self.aggregator = aggregator
         self._generation = -1
         self._index = Served(b"", "")
+        self._urls: dict[str, Any] = {}
         self._documents: dict[str, Served] = {}
 
     def current(self) -> tuple[Served, dict[str, Served]]:
@@ -574,12 +584,23 @@ class OpenAPI:
                     gv = GroupVersion(group, version)
                     documents[document_key(gv)] = Served.of(build_document(self.scheme, gv, self.registry.subresources))
             urls = {key: {"serverRelativeURL": _hashed_url(key, doc.digest)} for key, doc in documents.items()}
-            self._index, self._documents = Served.of({"paths": urls}), documents
+            self._index, self._urls, self._documents = Served.of({"paths": urls}), urls, documents
             self._generation = self.scheme.generation
         return self._index, self._documents
 
     async def index(self, request: web.Request) -> web.Response:
         index, _ = self.current()
+        aggregator = self.aggregator
+        if aggregator is not None and aggregator.api_services is not None and aggregator.routes():
+            remote = list(aggregator.routes().items())
+            found = await asyncio.gather(*(aggregator.openapi_entry(api_service) for _, api_service in remote))
+            urls = dict(self._urls)
+            for ((group, version), _), entry in zip(remote, found, strict=True):
+                key = document_key(GroupVersion(group, version))
+                urls.pop(key, None)  # the backend's, or none while it cannot tell
+                if entry is not None:
+                    urls[key] = entry
+            index = Served.of({"paths": urls})
         return _reply(request, index, immutable=False)
 
     async def document(self, request: web.Request) -> web.Response:

@@ -1,0 +1,567 @@
+"""API aggregation: the server as kube-aggregator, a front proxy for API servers of other groups.
+
+An ``apiregistration.k8s.io/v1`` APIService named ``<version>.<group>`` says who serves that
+group/version. A *Local* one (no ``spec.service``, no ``spec.url``) is this server itself; any
+other names a backend, and then
+
+* every request under ``/apis/<group>/<version>`` (resources and the ``APIResourceList``) is
+  proxied to it, even when this server also serves that group/version itself: the backend wins;
+* discovery (``/apis`` in both forms, ``/apis/<group>``) lists the group/version, ordered by
+  ``groupPriorityMinimum`` and ``versionPriority`` as Kubernetes orders it, with the resources
+  the backend reports in its own aggregated discovery (kept for :attr:`Settings.discovery_ttl`);
+* the OpenAPI v3 index lists ``apis/<group>/<version>`` with the backend's URL for it, and that
+  document is proxied (hashes included, so kubectl's cache keeps working);
+* :mod:`core.server.availability` checks the backend and records the ``Available`` condition.
+
+How a backend is reached. Kubernetes resolves ``spec.service`` through a core/v1 Service and
+speaks https to it. kplane's servers speak plain HTTP on loopback and there may be no Services
+at all, so:
+
+* ``spec.url`` (a kplane extension, like an admission webhook's ``clientConfig.url``) is the
+  backend's base URL: ``http://127.0.0.1:8444`` or an https URL (``caBundle`` and
+  ``insecureSkipTLSVerify`` then apply);
+* ``spec.service`` is looked up as a core/v1 Service when this server serves Services: type
+  ExternalName goes to ``http://<externalName>:<port>``, a Service with a cluster IP to
+  ``http://<clusterIP>:<port>`` (the port must be one of the Service's). A missing Service makes
+  the APIService unavailable with reason ServiceNotFound.
+
+Requests reach the backend as they came (method, path, query, body and headers streamed both
+ways, watches included), less the hop-by-hop headers, ``Authorization`` and any ``X-Remote-*``
+the client sent. The front-proxy headers ``X-Remote-User`` and ``X-Remote-Group`` (one per group)
+then say who the user is (:mod:`core.server.identity`: ``system:anonymous`` /
+``system:unauthenticated`` until kplane authenticates). A backend that cannot be reached, does not
+answer in time, or is known to be unavailable gets the client a 503 ``ServiceUnavailable`` Status
+naming the APIService, never a hang.
+
+The APIServices are read through an informer on the server's loopback client, like any client
+would: a change is effective here once the watch delivered it (milliseconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import os
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import aiohttp
+import orjson
+from aiohttp import web
+from multidict import CIMultiDict
+from yarl import URL
+
+from core.client.informer import Handlers, Informer, SharedInformerFactory
+from core.meta import errors
+from core.runtime.gvk import version_priority_key
+from core.runtime.scheme import Scheme
+from core.server import identity
+
+log = logging.getLogger(__name__)
+
+GROUP, VERSION, RESOURCE = "apiregistration.k8s.io", "v1", "apiservices"
+AVAILABLE = "Available"
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+# Who the server says it is when it asks a backend for itself (probes, discovery, OpenAPI).
+AGGREGATOR_USER = identity.UserInfo("system:kube-aggregator", ("system:masters",))
+DEFAULT_GROUP_PRIORITY = 1000  # a served group/version without an APIService yet
+DEFAULT_VERSION_PRIORITY = 15
+
+# RFC 9110 §7.6.1, plus what only this hop may decide (length, framing, the expectation).
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
+    "trailers", "transfer-encoding", "upgrade", "host", "content-length", "expect",
+})
+NOT_FORWARDED = frozenset({"authorization"})  # the front proxy vouches for the user instead
+REMOTE_PREFIX = "x-remote-"
+
+
+@dataclass
+class Settings:
+    probe_interval: float = 30.0  # an available backend is checked again this often
+    probe_timeout: float = 5.0  # one availability check
+    probe_max_backoff: float = 5.0  # an unavailable backend is checked again within this
+    discovery_ttl: float = 5.0  # a backend's discovery and OpenAPI index are kept this long
+    discovery_timeout: float = 5.0  # one fetch of them
+    connect_timeout: float = 5.0  # opening a connection to a backend
+    response_timeout: float = 60.0  # a backend's response headers (a watch answers them at once)
+
+
+class BackendError(Exception):
+    """A backend cannot be addressed: ``reason`` is the APIService condition's reason."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    base: str  # scheme://host:port[/prefix], no trailing slash
+    ssl: ssl.SSLContext | bool
+
+    def url(self, raw_path: str) -> URL:
+        """The backend's URL for a path (and query) exactly as the client encoded it."""
+        return URL(self.base + raw_path, encoded=True)
+
+
+# -- reading APIService objects (wire dicts) -------------------------------------------------------
+def group_version(api_service: dict[str, Any]) -> tuple[str, str]:
+    spec = api_service.get("spec") or {}
+    return spec.get("group") or "", spec.get("version") or ""
+
+
+def is_local(api_service: dict[str, Any]) -> bool:
+    spec = api_service.get("spec") or {}
+    return spec.get("service") is None and not spec.get("url")
+
+
+def condition(api_service: dict[str, Any], type_: str = AVAILABLE) -> dict[str, Any] | None:
+    for cond in (api_service.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return cond
+    return None
+
+
+def _priorities(api_service: dict[str, Any]) -> tuple[int, int]:
+    spec = api_service.get("spec") or {}
+    return int(spec.get("groupPriorityMinimum") or 0), int(spec.get("versionPriority") or 0)
+
+
+def proxy_headers(incoming: Any, user: identity.UserInfo, peer: str | None = None) -> CIMultiDict[str]:
+    """The headers a backend gets: the client's, less hop-by-hop ones, its credentials and any
+    front-proxy header it tried to set, plus the front-proxy headers of ``user``."""
+    connection_listed = {h.strip().lower() for v in incoming.getall("Connection", []) for h in v.split(",")}
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in incoming.items():
+        low = name.lower()
+        if low in HOP_BY_HOP or low in NOT_FORWARDED or low in connection_listed or low.startswith(REMOTE_PREFIX):
+            continue
+        if low == "x-forwarded-for":
+            continue
+        out.add(name, value)
+    forwarded = ", ".join(incoming.getall("X-Forwarded-For", []))
+    if peer:
+        out["X-Forwarded-For"] = f"{forwarded}, {peer}" if forwarded else peer
+    elif forwarded:
+        out["X-Forwarded-For"] = forwarded
+    out["X-Remote-User"] = user.name
+    for group in user.groups:
+        out.add("X-Remote-Group", group)
+    for key, values in user.extra.items():
+        for value in values:
+            out.add(f"X-Remote-Extra-{quote(key, safe='')}", value)
+    return out
+
+
+class Aggregator:
+    """The aggregation layer of one server; idle unless the scheme serves APIServices."""
+
+    def __init__(self, scheme: Scheme, settings: Settings | None = None) -> None:
+        self.scheme = scheme
+        self.settings = settings or Settings()
+        self.api_services: Informer | None = None
+        self.services: Informer | None = None
+        self.on_backend_failure: Callable[[str], None] = lambda name: None  # the availability check's hint
+        self.session: aiohttp.ClientSession | None = None
+        self._routes: dict[tuple[str, str], dict[str, Any]] | None = None
+        self._ssl: dict[tuple[str, bool], ssl.SSLContext | bool] = {}
+        self._cache: dict[Any, tuple[float, Any]] = {}  # key -> (fetched at, value or BackendError)
+        self._inflight: dict[Any, asyncio.Task[Any]] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def serves_api_services(self) -> bool:
+        return self.scheme.resource(GROUP, VERSION, RESOURCE) is not None
+
+    def attach(self, informers: SharedInformerFactory) -> bool:
+        """Ask ``informers`` (the server's loopback ones, not started yet) for what aggregation
+        reads; False when this server has no APIServices, and aggregation stays off."""
+        if not self.serves_api_services:
+            return False
+        self.api_services = informers.informer(GROUP, VERSION, RESOURCE)
+        self.api_services.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
+                                                on_delete=self._changed))
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0),  # every proxied watch holds a connection
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=False,  # bodies pass through as the backend encoded them
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.settings.connect_timeout),
+        )
+        if self.scheme.resource("", "v1", "services") is not None:
+            self.services = informers.informer("", "v1", "services")
+            self.services.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
+                                                on_delete=self._changed))
+        return True
+
+    async def start(self, sync_timeout: float = 10.0) -> None:
+        """Wait until the informers listed (call after starting them)."""
+        waits = [i.synced.wait() for i in (self.api_services, self.services) if i is not None]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), sync_timeout)
+        except TimeoutError:
+            log.warning("aggregator: APIServices not listed within %ss; proxying starts once they are", sync_timeout)
+
+    async def stop(self) -> None:
+        for task in self._inflight.values():
+            task.cancel()
+        if self.session is not None:
+            await self.session.close()
+
+    def _changed(self, obj: dict[str, Any]) -> None:
+        self._routes = None
+        self._cache.clear()  # a backend moved, appeared, or changed availability: ask it afresh
+
+    # -- who serves what -----------------------------------------------------------------------------
+    def all_api_services(self) -> list[dict[str, Any]]:
+        return self.api_services.indexer.list() if self.api_services is not None else []
+
+    def routes(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The proxied group/versions: each non-local APIService by (group, version)."""
+        if self._routes is None:
+            routes = {}
+            for api_service in self.all_api_services():
+                gv = group_version(api_service)
+                if not is_local(api_service) and gv[0] and gv[0] != GROUP:  # never our own group
+                    routes[gv] = api_service
+            self._routes = routes
+        return self._routes
+
+    def route(self, group: str, version: str) -> dict[str, Any] | None:
+        if self.api_services is None:
+            return None
+        return self.routes().get((group, version))
+
+    def backend(self, api_service: dict[str, Any]) -> Backend:
+        """Where the APIService's backend listens; BackendError when that cannot be told."""
+        spec = api_service.get("spec") or {}
+        url = spec.get("url")
+        if url:
+            parts = urlsplit(url)
+            return Backend(url.rstrip("/"), self._ssl_for(spec) if parts.scheme == "https" else False)
+        service = spec.get("service") or {}
+        namespace, name, port = service.get("namespace", ""), service.get("name", ""), int(service.get("port") or 443)
+        found = None
+        if self.services is not None:
+            found = self.services.indexer.get(f"{namespace}/{name}")
+        if found is None:
+            raise BackendError("ServiceNotFound", f'service/{name} in "{namespace}" is not present')
+        svc = found.get("spec") or {}
+        kind = svc.get("type") or "ClusterIP"
+        if kind == "ExternalName":
+            host = svc.get("externalName") or ""
+            if not host:
+                raise BackendError("ServiceAccessError", f'service/{name} in "{namespace}" has no externalName')
+            return Backend(f"http://{_host(host)}:{port}", False)
+        cluster_ip = svc.get("clusterIP") or ""
+        if not cluster_ip or cluster_ip == "None":
+            raise BackendError("MissingEndpoints", f'service/{name} in "{namespace}" has no cluster IP to route to')
+        if not any(p.get("port") == port for p in svc.get("ports") or []):
+            raise BackendError("ServicePortError", f'service/{name} in "{namespace}" is not listening on port {port}')
+        return Backend(f"http://{_host(cluster_ip)}:{port}", False)
+
+    def _ssl_for(self, spec: dict[str, Any]) -> ssl.SSLContext | bool:
+        if spec.get("insecureSkipTLSVerify"):
+            return False
+        bundle = spec.get("caBundle") or ""
+        if not bundle:
+            return True
+        key = (bundle, False)
+        if key not in self._ssl:
+            context = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
+            self._ssl[key] = context
+        return self._ssl[key]
+
+    # -- the proxy -------------------------------------------------------------------------------
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if self.api_services is not None:
+            gv = _proxied_path(request.path)
+            if gv is not None:
+                api_service = self.route(*gv)
+                if api_service is not None:
+                    return await self.proxy(request, api_service)
+        return await handler(request)
+
+    async def proxy(self, request: web.Request, api_service: dict[str, Any]) -> web.StreamResponse:
+        name = api_service["metadata"]["name"]
+        available = condition(api_service)
+        if available is not None and available.get("status") == "False":
+            why = f"{available.get('reason', '')}: {available.get('message', '')}".strip(": ")
+            raise errors.unavailable(f'the APIService "{name}" is not available: {why}')
+        try:
+            backend = self.backend(api_service)
+        except BackendError as err:
+            self.on_backend_failure(name)
+            raise errors.unavailable(f'the APIService "{name}" has no backend to send the request to: {err.message}') from None
+        assert self.session is not None
+        target = backend.url(request.raw_path)
+        peer = request.remote
+        headers = proxy_headers(request.headers, identity.user_of(request), peer)
+        if request.content_length is not None:
+            headers["Content-Length"] = str(request.content_length)
+        body = request.content.iter_chunked(65536) if request.body_exists else None
+        skip = [h for h in ("Accept", "Accept-Encoding", "User-Agent", "Content-Type") if h not in request.headers]
+        try:
+            async with asyncio.timeout(self.settings.response_timeout):
+                upstream = await self.session.request(request.method, target, headers=headers, data=body,
+                                                      allow_redirects=False, ssl=backend.ssl, skip_auto_headers=skip)
+        except Exception as err:
+            if not isinstance(err, (aiohttp.ClientError, OSError)):  # TimeoutError is an OSError
+                raise
+            self.on_backend_failure(name)
+            if isinstance(err, TimeoutError) and not isinstance(err, aiohttp.ClientError):  # not a connect timeout
+                raise errors.unavailable(f'the backend of the APIService "{name}" at {backend.base} did not answer '
+                                         f"within {self.settings.response_timeout:g}s") from None
+            raise errors.unavailable(f'the backend of the APIService "{name}" at {backend.base} cannot be reached: '
+                                     f"{describe_error(err)}") from None
+        try:
+            return await self._relay(request, upstream)
+        finally:
+            upstream.close()
+
+    async def _relay(self, request: web.Request, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+        """Copy the backend's response to the client as it arrives; a client that goes away
+        closes the backend's connection (a proxied watch ends at both ends)."""
+        response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+        connection_listed = {h.strip().lower() for v in upstream.headers.getall("Connection", []) for h in v.split(",")}
+        for key, value in upstream.headers.items():
+            low = key.lower()
+            if low not in HOP_BY_HOP and low not in connection_listed:
+                response.headers.add(key, value)
+        bodyless = request.method == "HEAD" or upstream.status in (204, 304) or 100 <= upstream.status < 200
+        if bodyless:
+            if upstream.content_length is not None:
+                response.headers["Content-Length"] = str(upstream.content_length)
+            await response.prepare(request)
+            await response.write_eof()
+            return response
+        if upstream.content_length is not None and "chunked" not in upstream.headers.get("Transfer-Encoding", "").lower():
+            response.content_length = upstream.content_length
+        else:
+            response.enable_chunked_encoding()
+        await response.prepare(request)
+        watching = asyncio.create_task(_close_when_gone(request, upstream))
+        try:
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            if response.content_length is not None or request.transport is None:
+                _abort(request)  # a body cut short must not look complete
+                return response
+        except ConnectionResetError:
+            return response  # the client went away
+        finally:
+            watching.cancel()
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+    # -- asking a backend about itself ----------------------------------------------------------------
+    async def fetch(self, api_service: dict[str, Any], path: str, accept: str) -> tuple[int, str, Any]:
+        """GET ``path`` from the backend as the aggregator: (status, content type, parsed JSON body)."""
+        backend = self.backend(api_service)
+        assert self.session is not None
+        headers = proxy_headers(CIMultiDict({"Accept": accept}), AGGREGATOR_USER)
+        async with asyncio.timeout(self.settings.discovery_timeout):
+            async with self.session.get(backend.url(path), headers=headers, ssl=backend.ssl, allow_redirects=False) as reply:
+                raw = await reply.read()
+                try:
+                    parsed = orjson.loads(raw) if raw else None
+                except orjson.JSONDecodeError:
+                    parsed = None
+                return reply.status, reply.headers.get("Content-Type", ""), parsed
+
+    async def _cached(self, key: Any, fetch: Callable[[], Awaitable[Any]]) -> Any:
+        """``fetch()``'s value (or BackendError), kept for the discovery TTL; concurrent askers
+        share one fetch."""
+        hit = self._cache.get(key)
+        if hit is not None and time.monotonic() - hit[0] < self.settings.discovery_ttl:
+            return hit[1]
+        task = self._inflight.get(key)
+        if task is None:
+            async def run() -> Any:
+                try:
+                    value = await fetch()
+                except BackendError as err:
+                    value = err
+                except Exception as err:  # whatever a backend answers, discovery must go on
+                    value = BackendError("FailedDiscoveryCheck", describe_error(err))
+                self._cache[key] = (time.monotonic(), value)
+                return value
+
+            task = self._inflight[key] = asyncio.create_task(run())
+            task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def version_discovery(self, api_service: dict[str, Any]) -> dict[str, Any]:
+        """The aggregated-discovery entry (``APIVersionDiscovery``) of a proxied group/version, from
+        the backend's aggregated ``/apis`` (or its legacy ``APIResourceList``); ``Stale`` with no
+        resources when the backend cannot tell."""
+        group, version = group_version(api_service)
+        available = condition(api_service)
+        if available is not None and available.get("status") == "False":
+            return {"version": version, "freshness": "Stale", "resources": []}
+        try:
+            base = self.backend(api_service).base
+        except BackendError:
+            return {"version": version, "freshness": "Stale", "resources": []}
+
+        async def aggregated() -> Any:
+            status, content_type, body = await self.fetch(api_service, "/apis", AGGREGATED)
+            if status == 200 and "as=APIGroupDiscoveryList" in content_type and isinstance(body, dict):
+                return body
+            return None
+
+        listing = await self._cached(("apis", base), aggregated)
+        if isinstance(listing, dict):
+            for item in listing.get("items") or []:
+                if (item.get("metadata") or {}).get("name") == group:
+                    for entry in item.get("versions") or []:
+                        if entry.get("version") == version:
+                            return {**entry, "freshness": entry.get("freshness") or "Current"}
+            return {"version": version, "freshness": "Stale", "resources": []}
+
+        async def legacy() -> Any:
+            status, _, body = await self.fetch(api_service, f"/apis/{group}/{version}", "application/json")
+            if status != 200 or not isinstance(body, dict):
+                raise BackendError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
+            return body
+
+        resource_list = await self._cached(("legacy", base, group, version), legacy)
+        if not isinstance(resource_list, dict):
+            return {"version": version, "freshness": "Stale", "resources": []}
+        return {"version": version, "freshness": "Current", "resources": _from_legacy(group, version, resource_list)}
+
+    async def openapi_entry(self, api_service: dict[str, Any]) -> dict[str, Any] | None:
+        """The backend's ``/openapi/v3`` index entry for the APIService's group/version."""
+        group, version = group_version(api_service)
+        try:
+            base = self.backend(api_service).base
+        except BackendError:
+            return None
+
+        async def index() -> Any:
+            status, _, body = await self.fetch(api_service, "/openapi/v3", "application/json")
+            if status != 200 or not isinstance(body, dict):
+                raise BackendError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
+            return body
+
+        found = await self._cached(("openapi", base), index)
+        if not isinstance(found, dict):
+            return None
+        entry = (found.get("paths") or {}).get(f"apis/{group}/{version}")
+        return entry if isinstance(entry, dict) else None
+
+    # -- discovery order --------------------------------------------------------------------------
+    def ordered(self, served: dict[str, list[str]]) -> list[tuple[str, list[tuple[str, dict[str, Any] | None]]]]:
+        """Every group and version to list, in Kubernetes' discovery order, each version with its
+        proxying APIService (None: served here). ``served``: this server's own groups.
+
+        As kube-aggregator: apiregistration.k8s.io first, then groups by their highest
+        ``groupPriorityMinimum`` (ties by APIService name), versions by ``versionPriority``
+        (ties GA > beta > alpha). A group/version served here without an APIService yet ranks
+        as a group Kubernetes does not know.
+        """
+        routes = self.routes() if self.api_services is not None else {}
+        entries: dict[tuple[str, str], tuple[int, int, str, dict[str, Any] | None]] = {}
+        for api_service in self.all_api_services():
+            gv = group_version(api_service)
+            if gv in routes:
+                entries[gv] = (*_priorities(api_service), api_service["metadata"]["name"], api_service)
+            elif gv[1] in served.get(gv[0], ()):  # a Local one of a group/version still served here
+                entries[gv] = (*_priorities(api_service), api_service["metadata"]["name"], None)
+        for group, versions in served.items():
+            for i, version in enumerate(versions):
+                if (group, version) not in entries:
+                    entries[(group, version)] = (DEFAULT_GROUP_PRIORITY, max(1, DEFAULT_VERSION_PRIORITY - i),
+                                                 f"{version}.{group}", None)
+        ranked = sorted(entries.items(), key=lambda kv: (kv[0][0] != GROUP, -kv[1][0], kv[1][2]))
+        groups: dict[str, list[tuple[tuple[str, str], tuple[int, int, str, dict[str, Any] | None]]]] = {}
+        for gv, entry in ranked:
+            groups.setdefault(gv[0], []).append((gv, entry))
+        result = []
+        for group, members in groups.items():
+            members.sort(key=lambda m: (-m[1][1], version_priority_key(m[0][1])))
+            result.append((group, [(gv[1], entry[3]) for gv, entry in members]))
+        return result
+
+
+def _proxied_path(path: str) -> tuple[str, str] | None:
+    """(group, version) of ``/apis/<group>/<version>[/...]`` and of its OpenAPI document
+    ``/openapi/v3/apis/<group>/<version>``; None for anything else."""
+    if path.startswith("/apis/"):
+        parts = path.split("/", 4)
+    elif path.startswith("/openapi/v3/apis/"):
+        parts = path[len("/openapi/v3"):].split("/", 4)
+        if len(parts) > 4:
+            return None
+    else:
+        return None
+    if len(parts) < 4 or not parts[2] or not parts[3]:
+        return None
+    return parts[2], parts[3]
+
+
+def _from_legacy(group: str, version: str, resource_list: dict[str, Any]) -> list[dict[str, Any]]:
+    """Aggregated-discovery resources from a legacy ``APIResourceList``
+    (``endpoints.ConvertGroupVersionIntoToDiscovery``)."""
+    resources: dict[str, dict[str, Any]] = {}
+    for entry in resource_list.get("resources") or []:
+        name = entry.get("name", "")
+        kind = {"group": entry.get("group", group), "version": entry.get("version", version), "kind": entry.get("kind", "")}
+        if "/" in name:
+            parent, sub = name.split("/", 1)
+            resources.setdefault(parent, {"resource": parent, "verbs": []}).setdefault("subresources", []).append(
+                {"subresource": sub, "responseKind": kind, "verbs": entry.get("verbs") or []})
+            continue
+        found = resources.setdefault(name, {"resource": name})
+        found.update({
+            "responseKind": kind,
+            "scope": "Namespaced" if entry.get("namespaced") else "Cluster",
+            "singularResource": entry.get("singularName") or "",
+            "verbs": entry.get("verbs") or [],
+        })
+        for key in ("shortNames", "categories"):
+            if entry.get(key):
+                found[key] = entry[key]
+    return list(resources.values())
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def describe_error(err: BaseException) -> str:
+    if isinstance(err, aiohttp.ClientConnectorError):  # worded as Go's net package words it
+        code = err.os_error.errno
+        why = f"connect: {os.strerror(code).lower()}" if code else str(err.os_error)
+        return f"dial tcp {err.host}:{err.port}: {why}"
+    if isinstance(err, TimeoutError):
+        return f"{err} (timed out)" if str(err) else "timed out"
+    return str(err) or type(err).__name__
+
+
+async def _close_when_gone(request: web.Request, upstream: aiohttp.ClientResponse, every: float = 0.25) -> None:
+    """aiohttp does not cancel a handler whose client disconnects; watch for it, and close the
+    backend's connection then, which ends the relay loop."""
+    while True:
+        await asyncio.sleep(every)
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            upstream.close()
+            return
+
+
+def _abort(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+

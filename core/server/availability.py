@@ -1,0 +1,154 @@
+"""The ``Available`` condition of proxied APIServices (kube-aggregator's AvailableConditionController).
+
+For every APIService with a backend, the server asks the backend for its group/version's
+discovery document (``GET /apis/<group>/<version>`` as ``system:kube-aggregator`` in
+``system:masters``) whenever the APIService or its Service changes, every
+:attr:`Settings.probe_interval` seconds while it answers, soon after a proxied request found it
+unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff` seconds while it does
+not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
+condition is
+
+* ``True``, reason ``Passed``, message ``all checks passed``: any 2xx answer;
+* ``False``, reason ``FailedDiscoveryCheck``: a non-2xx status (``bad status from URL: 503``), no
+  answer (``failing or missing response from URL: ...``) or none in time (``timed out waiting for URL``);
+* ``False``, reason ``ServiceNotFound`` / ``ServicePortError`` / ``MissingEndpoints``, or
+  ``Unknown`` with ``ServiceAccessError``: ``spec.service`` names no usable Service.
+
+The status is written (``PUT .../status``) only when the condition changes, and
+``lastTransitionTime`` moves only when its status does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDict
+
+from core.client.informer import Handlers
+from core.client.rest import ApiError, RESTClient
+from core.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
+from core.controllers.worker import work
+from core.meta import clock
+from core.server.aggregator import (AGGREGATOR_USER, AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError,
+                                    condition, describe_error, group_version, is_local, proxy_headers)
+
+log = logging.getLogger(__name__)
+
+
+class ProbeFailed(Exception):
+    """The backend failed its check; the key is retried with backoff."""
+
+
+class AvailabilityController:
+    def __init__(self, aggregator: Aggregator, client: RESTClient, *, workers: int = 2) -> None:
+        self.aggregator = aggregator
+        self.client = client
+        self.settings = aggregator.settings
+        self.workers = workers
+        self.queue: WorkQueue[str] = WorkQueue(ItemExponentialFailureRateLimiter(0.005, self.settings.probe_max_backoff))
+        assert aggregator.api_services is not None
+        self.informer = aggregator.api_services
+        self.informer.add_handlers(_handlers(self._enqueue))
+        if aggregator.services is not None:
+            aggregator.services.add_handlers(_handlers(self._service_changed))
+        aggregator.on_backend_failure = self.queue.add
+
+    def _enqueue(self, obj: dict[str, Any]) -> None:
+        self.queue.add(obj["metadata"]["name"])
+
+    def _service_changed(self, service: dict[str, Any]) -> None:
+        """A Service appeared, changed or went: re-check the APIServices pointing at it."""
+        meta = service.get("metadata") or {}
+        for api_service in self.informer.indexer.list():
+            ref = (api_service.get("spec") or {}).get("service") or {}
+            if (ref.get("namespace"), ref.get("name")) == (meta.get("namespace"), meta.get("name")):
+                self._enqueue(api_service)
+
+    async def run(self) -> None:
+        await self.informer.synced.wait()
+        workers = [asyncio.create_task(work(self.queue, self.sync, name="apiservice availability",
+                                            retryable=(ProbeFailed,))) for _ in range(self.workers)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shutdown()
+            for task in workers:
+                task.cancel()
+            for task in workers:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def sync(self, name: str) -> None:
+        api_service = self.informer.indexer.get(name)
+        if api_service is None:
+            return
+        if is_local(api_service):  # served here (kube-aggregator's local availability controller)
+            await self._record(api_service, "True", "Local", "Local APIServices are always available")
+            return
+        try:
+            self.aggregator.backend(api_service)
+        except BackendError as err:  # nothing to probe until the Service changes
+            status = "Unknown" if err.reason == "ServiceAccessError" else "False"
+            await self._record(api_service, status, err.reason, err.message)
+            return
+        failure = await self.probe(api_service)
+        if failure is None:
+            await self._record(api_service, "True", "Passed", "all checks passed")
+            self.queue.add_after(name, self.settings.probe_interval)
+            return
+        await self._record(api_service, "False", "FailedDiscoveryCheck", failure)
+        raise ProbeFailed(failure)
+
+    async def probe(self, api_service: dict[str, Any]) -> str | None:
+        """None when the backend answers its discovery URL with a 2xx, else why not."""
+        group, version = group_version(api_service)
+        backend = self.aggregator.backend(api_service)
+        url = backend.url(f"/apis/{group}/{version}")
+        session = self.aggregator.session
+        assert session is not None
+        headers = proxy_headers(CIMultiDict({"Accept": "application/json"}), AGGREGATOR_USER)
+        try:
+            async with asyncio.timeout(self.settings.probe_timeout):
+                async with session.get(url, headers=headers, ssl=backend.ssl, allow_redirects=False) as reply:
+                    await reply.read()
+                    if not 200 <= reply.status < 300:
+                        return f"bad status from {url}: {reply.status}"
+        except TimeoutError:
+            return f"timed out waiting for {url}"
+        except (aiohttp.ClientError, OSError) as err:
+            return f"failing or missing response from {url}: {describe_error(err)}"
+        return None
+
+    async def _record(self, api_service: dict[str, Any], status: str, reason: str, message: str) -> None:
+        """Write the Available condition, if it differs from the one recorded."""
+        current = condition(api_service)
+        if current is not None and (current.get("status"), current.get("reason"), current.get("message")) == (status, reason, message):
+            return
+        name = api_service["metadata"]["name"]
+        wanted = {
+            "type": AVAILABLE,
+            "status": status,
+            "lastTransitionTime": current.get("lastTransitionTime") if current and current.get("status") == status else clock.now(),
+            "reason": reason,
+            "message": message,
+        }
+        conditions = [c for c in (api_service.get("status") or {}).get("conditions") or [] if c.get("type") != AVAILABLE]
+        updated = {**api_service, "status": {**(api_service.get("status") or {}), "conditions": [*conditions, wanted]}}
+        if current is None or current.get("status") != status:
+            log.info("APIService %s: Available %s -> %s (%s: %s)", name, current.get("status") if current else "Unknown",
+                     status, reason, message)
+        try:
+            await self.client.resource(GROUP, VERSION, RESOURCE).update_status(updated)
+        except ApiError as err:
+            if err.code == 404:
+                return  # deleted meanwhile
+            raise
+
+
+def _handlers(on_change: Callable[[dict[str, Any]], None]) -> Handlers:
+    return Handlers(on_add=on_change, on_update=lambda old, new: on_change(new), on_delete=on_change)

@@ -1,0 +1,137 @@
+"""Local APIServices: one per group/version this server serves itself, kept by the server
+(kube-aggregator's ``autoregister`` controller in its "sync on start" mode).
+
+They carry the label ``kube-aggregator.kubernetes.io/automanaged: onstart``. On every start each
+served group/version gets its APIService created, or updated when its priorities changed, and
+automanaged ones for group/versions no longer served here are deleted. An APIService without the
+label, or one a user turned into a proxied one (gave a service or url), is never touched.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from core.meta.errors import APIError
+from core.meta.types import ObjectMeta
+from core.registry.options import DeleteOptions, ListOptions
+from core.registry.registry import Registry
+from core.registry.strategy import RequestContext
+from plugins.apiregistration import validation
+from plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
+from plugins.apiregistration.types import APIService, APIServiceSpec
+
+log = logging.getLogger(__name__)
+
+GROUP = "apiregistration.k8s.io"
+AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
+ON_START = "onstart"
+DEFAULT_GROUP_PRIORITY = 1000  # a group Kubernetes does not list, as its CRDs get
+DEFAULT_VERSION_PRIORITY = 15
+
+# Kubernetes' own groups rank as kube-apiserver ranks them (``apiVersionPriorities``).
+GROUP_PRIORITIES = {
+    "": 18000,
+    GROUP: 18000,
+    "apps": 17800,
+    "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "autoscaling": 17500,
+    "batch": 17400,
+    "certificates.k8s.io": 17300,
+    "networking.k8s.io": 17200,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "storage.k8s.io": 16800,
+    "admissionregistration.k8s.io": 16700,
+    "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "node.k8s.io": 16300,
+    "discovery.k8s.io": 16200,
+    "flowcontrol.apiserver.k8s.io": 16100,
+}
+VERSION_PRIORITIES = {("", "v1"): 1}
+
+
+def priorities(group: str, versions: list[str]) -> dict[str, tuple[int, int]]:
+    """(groupPriorityMinimum, versionPriority) per served version, preferred version first: the
+    preferred one gets 15, each later one one less (at least 1)."""
+    group_priority = GROUP_PRIORITIES.get(group, DEFAULT_GROUP_PRIORITY)
+    return {
+        v: (group_priority, VERSION_PRIORITIES.get((group, v), max(1, DEFAULT_VERSION_PRIORITY - i)))
+        for i, v in enumerate(versions)
+    }
+
+
+def desired(registry: Registry) -> dict[str, APIService]:
+    """The Local APIService of each group/version the scheme serves."""
+    wanted: dict[str, APIService] = {}
+    for group, versions in registry.scheme.groups().items():
+        for version, (group_priority, version_priority) in priorities(group, versions).items():
+            name = f"{version}.{group}"
+            wanted[name] = APIService(
+                metadata=ObjectMeta(name=name, labels={AUTOMANAGED: ON_START}),
+                spec=APIServiceSpec(group=group, version=version, group_priority_minimum=group_priority,
+                                    version_priority=version_priority),
+            )
+    return wanted
+
+
+async def sync_local_api_services(registry: Registry) -> None:
+    store = registry.store(GROUP, "apiservices")
+    status_store = registry.store(GROUP, "apiservices", "status")
+    assert store is not None and status_store is not None
+    ctx = RequestContext(group=GROUP, version="v1", resource="apiservices")
+    wanted = desired(registry)
+    for name, api_service in wanted.items():
+        existing = await store.get_internal("", name)
+        try:
+            if existing is None:
+                await store.create(_named(ctx, name), api_service)
+                continue
+            if (existing.metadata.labels or {}).get(AUTOMANAGED) is None or not validation.is_local(existing):
+                continue  # the user's: left alone
+            if existing.spec != api_service.spec:
+                await store.update(_named(ctx, name), name, _replacing_spec(api_service))
+            if not _locally_available(existing):  # say so even if an older server wrote otherwise
+                await status_store.update(_named(ctx, name, "status"), name, _marking_local)
+        except APIError as err:
+            if err.code != 409:  # another server on the same storage got there first
+                raise
+    page = await store.list(ctx, ListOptions())
+    for item in page.items:
+        meta = item.obj["metadata"]
+        spec = item.obj.get("spec") or {}
+        name = meta["name"]
+        stale = (meta.get("labels") or {}).get(AUTOMANAGED) is not None and name not in wanted
+        if stale and spec.get("service") is None and not spec.get("url"):
+            log.info("deleting the Local APIService %s: its group/version is no longer served here", name)
+            try:
+                await store.delete(_named(ctx, name), name, DeleteOptions())
+            except APIError as err:
+                if err.code != 404:
+                    raise
+
+
+def _named(ctx: RequestContext, name: str, subresource: str = "") -> RequestContext:
+    return RequestContext(group=ctx.group, version=ctx.version, resource=ctx.resource, subresource=subresource, name=name)
+
+
+def _replacing_spec(wanted: APIService) -> Callable[[APIService], Awaitable[APIService]]:
+    async def updater(old: APIService) -> APIService:
+        old.spec = wanted.spec
+        return old
+    return updater
+
+
+def _locally_available(api_service: APIService) -> bool:
+    return any(c.type == AVAILABLE and c.status == "True" and c.reason == LOCAL_REASON
+               for c in api_service.status.conditions or [])
+
+
+async def _marking_local(old: APIService) -> APIService:
+    kept = [c for c in old.status.conditions or [] if c.type != AVAILABLE]
+    old.status.conditions = [*kept, local_condition()]
+    return old
