@@ -82,3 +82,13 @@ def memory_mib(pid: int) -> tuple[float, float]:
 def reset_peak_memory(pid: int) -> None:
     """Start a new peak-RSS measurement (writing 5 to clear_refs resets VmHWM)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def print_comparison(title: str, labels: tuple[str, str], first: dict[str, float], second: dict[str, float]) -> None:
+    """One table of measures side by side, with the first/second ratio of each."""
+    ratio = f"{labels[0]}/{labels[1]}"
+    width = max(len(key) for key in first) + 2
+    print(title)
+    print(f"{'measure':<{width}}{labels[0]:>14}{labels[1]:>14}{ratio:>{max(len(ratio), 10) + 2}}")
+    for key, value in first.items():
+        print(f"{key:<{width}}{value:>14.1f}{second[key]:>14.1f}{value / second[key]:>{max(len(ratio), 10) + 2}.2f}")

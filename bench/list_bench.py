@@ -20,7 +20,7 @@ from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, deployment, kplane, memory_mib, post_all, reset_peak_memory
+from common import DEPLOYMENTS, deployment, kplane, memory_mib, post_all, print_comparison, reset_peak_memory
 
 
 async def timed_ms(session: aiohttp.ClientSession, repeat: int, **params: str) -> float:
@@ -66,11 +66,7 @@ async def main(objects: int, repeat: int) -> None:
         for label, flag in (("watch cache", "--watch-cache"), ("storage", "--no-watch-cache")):
             with kplane(data, "--no-controllers", flag) as (process, url):
                 results[label] = await measure(url, process.pid, repeat)
-    cache, storage = results["watch cache"], results["storage"]
-    print(f"{objects} Deployments, SQLite")
-    print(f"{'measure':<38}{'watch cache':>13}{'storage':>10}{'cache/storage':>15}")
-    for key in cache:
-        print(f"{key:<38}{cache[key]:>13.1f}{storage[key]:>10.1f}{cache[key] / storage[key]:>15.2f}")
+    print_comparison(f"{objects} Deployments, SQLite", ("cache", "storage"), results["watch cache"], results["storage"])
 
 
 if __name__ == "__main__":

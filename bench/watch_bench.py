@@ -25,7 +25,7 @@ from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, memory_mib, post_all, reset_peak_memory
+from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, memory_mib, post_all, print_comparison, reset_peak_memory
 
 RV = re.compile(rb'"resourceVersion":"(\d+)"')
 
@@ -106,11 +106,8 @@ async def main(watchers: int, updates: int, writers: int) -> None:
     for label, options in variants.items():
         with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", **options) as (process, url):
             results[label] = await measure(url, process.pid, watchers, updates, writers)
-    once, naive = results["encode once"], results["per watcher"]
-    print(f"{watchers} watchers x {updates} updates of {writers} Deployments (SQLite, watch cache on)")
-    print(f"{'measure':<26}{'encode once':>14}{'per watcher':>14}{'once/naive':>12}")
-    for key in once:
-        print(f"{key:<26}{once[key]:>14.1f}{naive[key]:>14.1f}{once[key] / naive[key]:>12.2f}")
+    print_comparison(f"{watchers} watchers x {updates} updates of {writers} Deployments (SQLite, watch cache on)",
+                     ("once", "naive"), results["encode once"], results["per watcher"])
 
 
 if __name__ == "__main__":
