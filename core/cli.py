@@ -1,4 +1,4 @@
-"""``kplane serve | controller-manager | plugins | version``."""
+"""``kplane serve | controller-manager | plugins | new-plugin | version``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from core import scaffold
 from core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
 from core.client.leaderelection import LeaderElectionConfig
 from core.client.rest import RESTClient
@@ -105,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     cm.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
+    new_plugin = sub.add_parser("new-plugin", help="write a new plugin package (an API group with one kind) "
+                                                   "that passes its own tests once installed")
+    scaffold.add_arguments(new_plugin)
     sub.add_parser("version", help="print the Kubernetes version kplane serves")
     return parser
 
@@ -144,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         except (PluginError, StorageError, ValueError, OSError) as err:
             print(f"kplane: {err}", file=sys.stderr)
             return 1
+    if args.command == "new-plugin":
+        return scaffold.run(args)
     if args.command == "plugins":
         return asyncio.run(_plugins(frozenset(args.disable_plugin)))
     print(f"kplane serves Kubernetes API {VERSION['major']}.{VERSION['minor']} ({VERSION['gitVersion']})")

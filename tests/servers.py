@@ -40,17 +40,18 @@ def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) ->
     raise AssertionError(f"{url} was not ready within {limit}s")
 
 
-def start(data_dir: Path, *args: str, port: int | None = None) -> subprocess.Popen[str]:
+def start(data_dir: Path, *args: str, port: int | None = None, python: str | Path = sys.executable) -> subprocess.Popen[str]:
     port = port or free_port()
-    return subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir), *args],
+    return subprocess.Popen([str(python), "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, *args: str) -> Iterator[Served]:
-    """A ready `kplane serve` on a free loopback port, terminated afterwards."""
+def serving(data_dir: Path, *args: str, python: str | Path = sys.executable) -> Iterator[Served]:
+    """A ready `kplane serve` on a free loopback port, terminated afterwards; ``python`` runs it
+    (another virtual environment's, to serve plugins installed there)."""
     port = free_port()
-    process = start(data_dir, *args, port=port)
+    process = start(data_dir, *args, port=port, python=python)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, process)

@@ -1,11 +1,20 @@
-"""Third-party plugins: pip-install a package, restart, and its resource is served."""
+"""Third-party plugins: pip-install a package, restart, and its resource is served.
+
+The package is ``examples/widgets`` (the one docs/writing-a-plugin.md builds): installed from a
+copy for this module and uninstalled after it, then driven through HTTP and through kubectl. It
+is installed into a virtual environment of the module's own (``tests/isolated.py``), so other
+processes sharing kplane's ``.venv`` never see it; the servers run with that environment's python.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
@@ -16,75 +25,169 @@ from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from tests.conftest import Client
+from tests.isolated import Venv
+from tests.kubectl_cli import Kubectl
 from tests.servers import serving
 
-FIXTURE = Path(__file__).parent / "fixtures" / "widgets"
-WIDGETS = "/apis/widgets.test.kplane.io/v1/namespaces/default/widgets"
-ALPHA = "/apis/widgets.test.kplane.io/v1alpha1/namespaces/default/widgets"
+PACKAGE = Path(__file__).resolve().parents[1] / "examples" / "widgets"
+DISTRIBUTION = "kplane-widgets"
+WIDGETS = "/apis/widgets.example.com/v1/namespaces/default/widgets"
+ALPHA = "/apis/widgets.example.com/v1alpha1/namespaces/default/widgets"
 
 
-def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args], check=True)
+@dataclass(frozen=True)
+class Installed:
+    source: Path  # the copy of examples/widgets that was installed
+    venv: Venv  # where
 
 
 @pytest.fixture(scope="module")
-def widgets_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    source = tmp_path_factory.mktemp("widgets") / "widgets"
-    shutil.copytree(FIXTURE, source)
-    pip("install", "--no-build-isolation", "--no-deps", str(source))
+def widgets_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    """examples/widgets installed from a copy (no build files land in the tree)."""
+    base = tmp_path_factory.mktemp("widgets")
+    source = base / "widgets"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".kplane"))
+    venv = Venv.create(base / "venv")
+    venv.pip("install", str(source))
     try:
-        yield
+        yield Installed(source, venv)
     finally:
-        pip("uninstall", "-y", "kplane-widgets-testplugin")
+        venv.pip("uninstall", "-y", DISTRIBUTION)
 
 
 @pytest.fixture
-def widget_server(widgets_installed: None, tmp_path: Path) -> Iterator[str]:
-    with serving(tmp_path) as served:
+def widget_server(widgets_installed: Installed, tmp_path: Path) -> Iterator[str]:
+    with serving(tmp_path, python=widgets_installed.venv.python) as served:
         yield served.url
     assert served.process.returncode == 0
 
 
 def widget(name: str, **spec: object) -> dict:
-    return {"apiVersion": "widgets.test.kplane.io/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": "widgets.example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
 
 
 async def test_installed_plugin_is_served(widget_server: str) -> None:
     async with aiohttp.ClientSession(base_url=widget_server) as session:
         api = Client(session)
         groups = (await api.get("/apis")).body["groups"]
-        assert any(g["name"] == "widgets.test.kplane.io" for g in groups)
-        created = await api.post(WIDGETS, widget("w1", replicas=3))
-        assert created.status == 201, created
-        assert created.body["spec"] == {"replicas": 3, "color": "grey"}
-        alpha = (await api.get(f"{ALPHA}/w1")).body
-        assert alpha["apiVersion"] == "widgets.test.kplane.io/v1alpha1" and alpha["spec"] == {"size": 3, "color": "grey"}
-        alpha["spec"]["size"] = 5
-        assert (await api.put(f"{ALPHA}/w1", alpha)).status == 200
-        assert (await api.get(f"{WIDGETS}/w1")).body["spec"]["replicas"] == 5
+        [group] = [g for g in groups if g["name"] == "widgets.example.com"]
+        assert group["preferredVersion"]["version"] == "v1"
+        assert [v["version"] for v in group["versions"]] == ["v1", "v1alpha1"]
 
-        unconditional = await api.put(f"{WIDGETS}/w1", widget("w1", replicas=4))
-        assert unconditional.status == 422 and unconditional.body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
-        too_many = await api.post(WIDGETS, widget("w2", replicas=11))
-        assert too_many.status == 422 and "must be no more than 10" in too_many.body["message"]
-        red = await api.post(WIDGETS, widget("w3", color="red"))
-        assert red.status == 403 and red.body["message"] == 'widgets.widgets.test.kplane.io "w3" is forbidden: red widgets are not allowed'
+        # Defaulting (v1: height from width, color grey), the status cleared on create.
+        created = await api.post(WIDGETS, {**widget("w1", size={"width": 3}), "status": {"area": 99}})
+        assert created.status == 201, created
+        assert created.body["spec"] == {"color": "grey", "size": {"width": 3, "height": 3}}
+        assert "status" not in created.body and created.body["metadata"]["generation"] == 1
+
+        # The same object in v1alpha1 (flat), written back there, read in v1 (nested).
+        alpha = (await api.get(f"{ALPHA}/w1")).body
+        assert alpha["apiVersion"] == "widgets.example.com/v1alpha1"
+        assert alpha["spec"] == {"color": "grey", "width": 3, "height": 3}
+        for _ in range(10):  # the controller writes the status meanwhile: 409 until we read its write
+            alpha["spec"]["width"] = 5
+            put = await api.put(f"{ALPHA}/w1", alpha)
+            if put.status != 409:
+                break
+            alpha = (await api.get(f"{ALPHA}/w1")).body
+        assert put.status == 200, put
+        stored = (await api.get(f"{WIDGETS}/w1")).body
+        assert stored["spec"]["size"] == {"width": 5, "height": 3} and stored["metadata"]["generation"] == 2
+
+        # The controller (running in `kplane serve`) writes the status for the new generation.
+        deadline = time.monotonic() + 20
+        while (stored.get("status") or {}).get("observedGeneration") != 2 and time.monotonic() < deadline:
+            stored = (await api.get(f"{WIDGETS}/w1")).body
+        assert stored["status"]["area"] == 15
+        assert [(c["type"], c["status"]) for c in stored["status"]["conditions"]] == [("Ready", "True")]
+
+        # /status changes the status alone; the widget itself, everything but the status.
+        status_only = {**stored, "spec": {"color": "blue", "size": {"width": 9}}, "status": {**stored["status"], "area": 7}}
+        written = await api.put(f"{WIDGETS}/w1/status", status_only)
+        assert written.status == 200 and written.body["spec"] == stored["spec"] and written.body["status"]["area"] == 7
+        patched = await api.patch(f"{WIDGETS}/w1", {"status": {"area": 1}})
+        assert patched.status == 200 and patched.body["status"].get("area") != 1
+
+        too_big = await api.post(WIDGETS, widget("w2", color="pink", size={"width": 101}))
+        assert too_big.status == 422
+        assert [c["field"] for c in too_big.body["details"]["causes"]] == ["spec.color", "spec.size.width", "spec.size.height"]
+        assert 'spec.size.width: Invalid value: 101: must be between 1 and 100' in too_big.body["message"]
+        missing = await api.post(WIDGETS, widget("w4"))
+        assert missing.status == 422 and missing.body["details"]["causes"][0]["field"] == "spec.size.width"
+        red = await api.post(WIDGETS, widget("w3", color="red", size={"width": 1}))
+        assert red.status == 403
+        assert red.body["message"] == 'widgets.widgets.example.com "w3" is forbidden: red widgets are not allowed here'
         names = [w["metadata"]["name"] for w in (await api.get(WIDGETS)).body["items"]]
         assert names == ["w1"]
 
 
-def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: None) -> None:
-    out = subprocess.run([sys.executable, "-m", "core.cli", "plugins"], capture_output=True, text=True, check=True).stdout
-    assert "widgets  (kplane_widgets, kplane-widgets-testplugin 0.1.0)" in out
-    assert "Widget (widgets.widgets.test.kplane.io): v1, v1alpha1; stored as v1; namespaced" in out
+@pytest.fixture
+def kubectl(widgets_installed: Installed, tmp_path: Path) -> Iterator[Kubectl]:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not on PATH")
+    with serving(tmp_path / "data", python=widgets_installed.venv.python) as served:
+        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+        yield Kubectl(env, tmp_path)
+
+
+def test_installed_plugin_through_kubectl(kubectl: Kubectl, widgets_installed: Installed) -> None:
+    manifest = widgets_installed.source / "widget.yaml"
+    assert kubectl.run("create", "-f", str(manifest)).stdout == "widget.widgets.example.com/big created\n"
+    assert "widgets   wd           widgets.example.com/v1   true         Widget" in kubectl.run(
+        "api-resources", "--api-group=widgets.example.com").stdout
+    kubectl.run("wait", "--for=condition=Ready", "widget/big", "--timeout=20s")
+    header, row = kubectl.run("get", "widgets").stdout.splitlines()
+    assert header.split() == ["NAME", "COLOR", "SIZE", "READY", "AGE"] and row.split()[:4] == ["big", "blue", "30x20", "True"]
+    header, row = kubectl.run("get", "wd", "big", "-o", "wide").stdout.splitlines()
+    assert header.split() == ["NAME", "COLOR", "SIZE", "AREA", "READY", "AGE"] and row.split()[:5] == ["big", "blue", "30x20", "600", "True"]
+
+    explained = kubectl.run("explain", "widget.spec").stdout
+    assert "VERSION:    v1" in explained and "grey (the default), red, green or blue." in explained and "size\t<Size>" in explained
+    alpha = kubectl.run("explain", "widget.spec", "--api-version=widgets.example.com/v1alpha1").stdout
+    assert "width\t<integer>" in alpha and "size" not in alpha
+
+    # apply: the v1 manifest changed, then a v1alpha1 one (defaulted, stored as v1).
+    changed = manifest.read_text().replace("width: 30", "width: 40")
+    assert kubectl.apply_file("apply", changed) == "widget.widgets.example.com/big configured\n"
+    kubectl.run("wait", "--for=jsonpath={.status.area}=800", "widget/big", "--timeout=20s")
+    assert kubectl.run("get", "widget", "big", "-o", "jsonpath={.metadata.generation}").stdout == "2"
+    small = "apiVersion: widgets.example.com/v1alpha1\nkind: Widget\nmetadata: {name: small}\nspec: {width: 5}\n"
+    assert kubectl.apply_file("apply", small) == "widget.widgets.example.com/small created\n"
+    assert kubectl.run("get", "widget", "small", "-o", "jsonpath={.spec}").stdout == '{"color":"grey","size":{"height":5,"width":5}}'
+    assert kubectl.run("get", "widgets.v1alpha1.widgets.example.com", "big", "-o", "jsonpath={.spec}").stdout == \
+        '{"color":"blue","height":20,"width":40}'
+
+    refused = kubectl.run("create", "-f", str(widgets_installed.source / "bad.yaml"), check=False)
+    assert refused.returncode == 1 and 'The Widget "huge" is invalid' in refused.stderr
+    assert 'spec.color: Unsupported value: "pink"' in refused.stderr
+    red = kubectl.run("patch", "widget", "small", "--type=merge", "-p", '{"spec": {"color": "red"}}', check=False)
+    assert red.returncode == 1
+    assert red.stderr.strip() == ('Error from server (Forbidden): widgets.widgets.example.com "small" is forbidden: '
+                                  "red widgets are not allowed here")
+
+    deleted = kubectl.run("delete", "-f", str(manifest)).stdout
+    assert deleted == 'widget.widgets.example.com "big" deleted\n'
+    kubectl.run("delete", "widget", "small")
+    assert "No resources found" in kubectl.run("get", "widgets").stderr
+
+
+def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: Installed) -> None:
+    out = widgets_installed.venv.run("-m", "core.cli", "plugins").stdout
+    assert "widgets  (widgets_example.plugin, kplane-widgets 0.1.0)" in out
+    assert "Widget (widgets.widgets.example.com): v1, v1alpha1; stored as v1; namespaced, subresources: status" in out
     assert "Deployment (deployments.apps): v1, v1beta2; stored as v1; namespaced, subresources: scale, status" in out
     assert "kplane_register_strategies" in out
 
 
-def test_disable_plugin(widgets_installed: None) -> None:
-    out = subprocess.run([sys.executable, "-m", "core.cli", "plugins", "--disable-plugin", "widgets"],
-                         capture_output=True, text=True, check=True).stdout
+def test_disable_plugin(widgets_installed: Installed) -> None:
+    out = widgets_installed.venv.run("-m", "core.cli", "plugins", "--disable-plugin", "widgets").stdout
     assert "Widget" not in out and "Deployment" in out
+
+
+def test_the_plugin_is_installed_in_its_own_environment_only(widgets_installed: Installed) -> None:
+    """The shared .venv (this process's, and any other test run's) never sees it."""
+    out = subprocess.run([sys.executable, "-m", "core.cli", "plugins"], capture_output=True, text=True, check=True).stdout
+    assert "widgets.example.com" not in out
 
 
 async def test_a_plugin_failing_in_a_hook_is_named() -> None:
@@ -99,7 +202,7 @@ async def test_a_plugin_failing_in_a_hook_is_named() -> None:
     manager = PluginManager()
     manager.register(Broken, "broken")
     scheme = Scheme()
-    with pytest.raises(PluginError, match="plugin 'broken' failed in kplane_register_types: boom"):
+    with pytest.raises(PluginError, match=r"plugin 'broken' failed in kplane_register_types: RuntimeError: boom \(tests/test_plugins.py, line \d+\)"):
         await manager.setup(scheme, Registry(scheme, None, AdmissionChain()), AdmissionChain())  # type: ignore[arg-type]
 
 
@@ -107,7 +210,7 @@ async def test_two_plugins_claiming_one_resource_are_refused() -> None:
     scheme = Scheme()
     manager = PluginManager()
     manager.load_entry_points()
-    with pytest.raises(PluginError, match="already registered by plugin 'core'"):
+    with pytest.raises(PluginError, match=r"plugin 'copycat' conflicts with plugin 'core' \(kplane 0.1.0\): both register pods.core"):
         from core.hookspecs import hookimpl
         from plugins.core import types
         from plugins.core.v1 import schemas

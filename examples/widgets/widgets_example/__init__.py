@@ -1,0 +1,1 @@
+"""Widgets for kplane: the widgets.example.com API group (see plugin.py)."""
