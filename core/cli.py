@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import sys
+import traceback
 from pathlib import Path
 
 from core import scaffold
@@ -41,6 +43,22 @@ def _names(text: str) -> frozenset[str]:
     if not names:
         raise argparse.ArgumentTypeError("name at least one plugin")
     return names
+
+
+def _add_skip_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-broken-plugins", action="store_true",
+                        help="go on without a plugin that fails to load or register (logged as a warning, all it "
+                             "added taken out again) instead of stopping")
+
+
+def _report(err: Exception, verbose: bool = False, can_disable: bool = True) -> None:
+    """One line naming the problem (and, for a broken plugin, how to go on without it)."""
+    print(f"kplane: {err}", file=sys.stderr)
+    if isinstance(err, PluginError) and err.plugin:
+        if verbose and err.__cause__ is not None:
+            traceback.print_exception(err.__cause__, file=sys.stderr)
+        ways = f"--disable-plugin {err.plugin}, or --skip-broken-plugins" if can_disable else "--skip-broken-plugins"
+        print(f"kplane: to go on without it: {ways}{'' if verbose else ' (-v shows the traceback)'}", file=sys.stderr)
 
 
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--plugins", type=_names, default=None, metavar="NAME[,NAME...]",
                        help="load only these plugins (e.g. 'sample_api' to serve one group as its own server, "
                             "for the aggregator of another); default: every installed plugin")
+    _add_skip_flag(serve)
     serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
@@ -101,11 +120,17 @@ def _parser() -> argparse.ArgumentParser:
     cm = sub.add_parser("controller-manager", help="run the controllers against a server, one leader at a time")
     cm.add_argument("--kubeconfig", required=True, help="kubeconfig of the server to control")
     cm.add_argument("--context", default=None, help="kubeconfig context (default: its current-context)")
+    _add_skip_flag(cm)
     _add_controller_flags(cm)
     _add_election_flags(cm)
     cm.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
+    plugins.add_argument("--plugins", type=_names, default=None, metavar="NAME[,NAME...]", help="only these plugins")
+    _add_skip_flag(plugins)
+    plugins.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                         help="json: the document GET /debug/plugins serves")
+    plugins.add_argument("-v", "--verbose", action="store_true", help="print the traceback of a broken plugin")
     new_plugin = sub.add_parser("new-plugin", help="write a new plugin package (an API group with one kind) "
                                                    "that passes its own tests once installed")
     scaffold.add_arguments(new_plugin)
@@ -121,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return asyncio.run(_controller_manager(args))
         except (PluginError, KubeconfigError, ValueError) as err:
-            print(f"kplane: {err}", file=sys.stderr)
+            _report(err, args.verbose, can_disable=False)
             return 2 if isinstance(err, ValueError) else 1
     if args.command == "serve":
         try:
@@ -136,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             disabled_plugins=frozenset(args.disable_plugin),
             plugins=args.plugins,
+            skip_broken_plugins=args.skip_broken_plugins,
             run_controllers=not args.no_controllers,
             simulated_nodes=args.simulated_nodes,
             controllers=args.controllers,
@@ -146,12 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return asyncio.run(_serve(config))
         except (PluginError, StorageError, ValueError, OSError) as err:
-            print(f"kplane: {err}", file=sys.stderr)
+            _report(err, args.verbose)
             return 1
     if args.command == "new-plugin":
         return scaffold.run(args)
     if args.command == "plugins":
-        return asyncio.run(_plugins(frozenset(args.disable_plugin)))
+        return asyncio.run(_plugins(args))
     print(f"kplane serves Kubernetes API {VERSION['major']}.{VERSION['minor']} ({VERSION['gitVersion']})")
     return 0
 
@@ -177,7 +203,7 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
     leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
     election = _election(args)
-    plugins = PluginManager()
+    plugins = PluginManager(skip_broken=args.skip_broken_plugins)
     plugins.load_entry_points()
     client = client_from_kubeconfig(args.kubeconfig, args.context)
     try:
@@ -210,30 +236,61 @@ async def _run_controllers(client: RESTClient, manager: ControllerManager, elect
     return 0
 
 
-async def _plugins(disabled: frozenset[str]) -> int:
-    """Register every plugin against a scratch scheme and report what each one added."""
-    manager = PluginManager()
+async def _plugins(args: argparse.Namespace) -> int:
+    """Register every plugin against a scratch scheme (no storage, nothing served, controllers
+    built but never started) and report what each one added."""
+    manager = PluginManager(skip_broken=args.skip_broken_plugins)
+    client = RESTClient("")  # the controllers' client: never contacted
     try:
-        manager.load_entry_points(disabled)
+        manager.load_entry_points(frozenset(args.disable_plugin), args.plugins)
         scheme = Scheme()
         admission = AdmissionChain()
         registry = Registry(scheme, None, admission)  # type: ignore[arg-type]  # nothing is stored
         await manager.setup(scheme, registry, admission)
+        await manager.register_controllers(ControllerManager(client))
     except PluginError as err:
-        print(f"kplane: {err}", file=sys.stderr)
+        _report(err, args.verbose)
         return 1
-    for info in manager.infos.values():
-        origin = f"{info.distribution} {info.version}".strip() or "registered in-process"
-        print(f"{info.name}  ({info.module}, {origin})")
-        print(f"  hooks: {', '.join(info.hooks)}")
-        for rt in scheme.types():
-            if rt.plugin == info.name:
-                versions = ", ".join(v for v in scheme.groups()[rt.group] if v in rt.versions)
-                scope = "namespaced" if rt.namespaced else "cluster"
-                subs = registry.subresources(rt.group, rt.plural)
-                extra = f", subresources: {', '.join(subs)}" if subs else ""
-                print(f"  {rt.kind} ({rt.plural}.{rt.group or 'core'}): {versions}; stored as {rt.storage_version}; {scope}{extra}")
+    finally:
+        await client.close()
+    described = manager.describe()
+    if args.output == "json":
+        print(json.dumps(described, indent=2))
+        return 0
+    for plugin in described:
+        print(_plugin_text(plugin))
     return 0
+
+
+def _plugin_text(plugin: dict) -> str:
+    """``kplane plugins``: the header, the hooks, one line per kind, then groups, admission and
+    controllers; a skipped plugin with its problem."""
+    origin = f"{plugin['distribution']} {plugin['version']}".strip() or "registered in-process"
+    lines = [f"{plugin['name']}  ({plugin['module']}, {origin})" + ("  SKIPPED" if plugin["status"] != "loaded" else "")]
+    if plugin["problem"]:
+        lines.append(f"  problem: {plugin['problem']}")
+    lines.append(f"  hooks: {', '.join(plugin['hooks'])}")
+    kinds: dict[tuple[str, str], tuple[dict, list[str]]] = {}  # (group, resource) -> (resource, versions)
+    for group in plugin["groups"]:
+        for version in group["versions"]:
+            for resource in version["resources"]:
+                kinds.setdefault((group["name"], resource["resource"]), (resource, []))[1].append(version["version"])
+    for (group, _), (resource, versions) in kinds.items():
+        scope = "namespaced" if resource["scope"] == "Namespaced" else "cluster"
+        subs = resource["subresources"]
+        extra = f", subresources: {', '.join(subs)}" if subs else ""
+        lines.append(f"  {resource['kind']} ({resource['resource']}.{group or 'core'}): {', '.join(versions)}; "
+                     f"stored as {resource['storageVersion']}; {scope}{extra}")
+    for group in plugin["groups"]:
+        versions = ", ".join(v["version"] + (" (preferred)" if v["version"] == group["preferredVersion"] else "")
+                             for v in group["versions"])
+        lines.append(f"  group {group['name'] or 'core'}: {versions}")
+    admission = [f"{phase} {', '.join(names)}" for phase, names in plugin["admission"].items() if names]
+    if admission:
+        lines.append(f"  admission: {'; '.join(admission)}")
+    if plugin["controllers"]:
+        lines.append(f"  controllers: {', '.join(plugin['controllers'])}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,50 @@ A plugin is a module (or object) with functions named like the hooks below, mark
 
     # pyproject.toml of your distribution
     [project.entry-points."kplane.plugins"]
-    widgets = "widgets_plugin"
+    widgets = "widgets_example.plugin"
 
-At start-up the hooks are called in the order they appear here, each once per plugin, so a
-strategy may rely on its types being registered. A hook implementation takes only the arguments
-it names; ``plugin_name`` is your plugin's name, for messages.
+The entry point's name (``widgets``) is the plugin's name: ``--disable-plugin widgets`` leaves it
+out, ``--plugins core,widgets`` loads only those. kplane's own plugins load first, then the
+others in the order of their names. ``kplane plugins`` lists what each one registered;
+``GET /debug/plugins`` on a server says the same as JSON.
+
+Start-up order
+--------------
+
+``kplane serve`` loads the plugins, opens storage, then calls the hooks in the order they appear
+here, each hook on every plugin before the next hook, so a strategy may rely on every kind being
+registered: ``kplane_register_types``, ``kplane_register_conversions``,
+``kplane_register_strategies``, ``kplane_register_admission``. Then it checks that every version
+converts, starts listening, calls ``kplane_post_start``, starts the loopback informers, reports
+ready on ``/readyz`` and last calls ``kplane_register_controllers`` (unless ``--no-controllers``).
+
+``kplane plugins`` calls the same hooks but ``kplane_post_start``, against a scratch scheme with
+no storage, and never starts the controllers; ``kplane controller-manager`` calls only
+``kplane_register_controllers``.
+
+Arguments
+---------
+
+A hook implementation takes only the arguments it names, in any order; ``plugin_name`` (your
+plugin's name, for messages and for ``plugin=`` in ``Scheme.add_kind``) is offered to every hook.
+Any hook may be ``async def``; kplane awaits it. Return values are ignored.
+
+When a plugin breaks
+--------------------
+
+If a plugin fails to import, its entry point names nothing, it implements a hook kplane does
+not have, a hook raises, or it registers a kind, resource or strategy another plugin already
+registered, ``kplane serve`` and ``kplane plugins`` stop with exit code 1 and one line naming the
+plugin, its distribution and the problem, with the file and line of your package where it was
+raised::
+
+    kplane: plugin 'widgets' (kplane-widgets 0.1.0) failed in kplane_register_strategies: KeyError: 'v2' (widgets_example/plugin.py, line 31)
+
+With ``--skip-broken-plugins`` the server logs that as a warning and starts without the plugin:
+everything its hooks added, even in hooks that succeeded, is taken out again (objects a
+post-start hook wrote to storage stay), and of two plugins claiming one kind the later one is
+skipped. ``kplane plugins --skip-broken-plugins`` and ``GET /debug/plugins`` list it as
+``skipped``, with the problem. ``-v`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -35,80 +74,181 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     """Register your kinds: internal type, one schema per served version, storage version.
 
-    Call :meth:`Scheme.add_kind` once per kind and :meth:`Scheme.set_version_priority` once per
-    group (the first version is the one discovery prefers)::
+    When: first, once per plugin, before any other hook (in ``kplane serve``, storage is open
+    and nothing is served yet).
+
+    Receives:
+
+    - ``scheme``: the server's :class:`~core.runtime.scheme.Scheme`. Call ``scheme.add_kind``
+      once per kind and ``scheme.set_version_priority`` once per group (the first version is the
+      one discovery prefers).
+    - ``plugin_name``: your plugin's name; pass it as ``plugin=`` so that errors and
+      ``kplane plugins`` can name you.
+
+    Returns: nothing. ``add_kind`` raises ``ConflictError`` (a ``ValueError``) if the group
+    already has that resource or that kind, registered by another plugin; then your plugin is the
+    broken one, and with ``--skip-broken-plugins`` it is left out.
+
+    Example::
 
         @hookimpl
         def kplane_register_types(scheme, plugin_name):
             scheme.add_kind(group="widgets.example.com", kind="Widget", plural="widgets",
                             internal=types.Widget, versions={"v1": v1.WidgetSchema},
                             storage_version="v1", short_names=["wd"], plugin=plugin_name)
+            scheme.set_version_priority("widgets.example.com", ["v1"])
     """
 
 
 @hookspec
-def kplane_register_conversions(scheme: Scheme) -> None:
+def kplane_register_conversions(scheme: Scheme, plugin_name: str) -> None:
     """Register hand-written conversions and per-version defaulting.
 
-    A version whose schema has the internal shape converts automatically. Where shapes differ,
-    :meth:`Scheme.add_conversion` takes two functions over Python-named dicts; defaulting
-    (:meth:`Scheme.add_defaulter`) runs on a version's decoded data before conversion::
+    When: second, once every plugin's kinds are registered.
 
-        scheme.add_conversion("widgets.example.com", "v1alpha1", "Widget",
-                              to_internal=v1alpha1.to_internal, from_internal=v1alpha1.from_internal)
-        scheme.add_defaulter("widgets.example.com", "v1", "Widget", v1.set_defaults)
+    Receives:
+
+    - ``scheme``: the same :class:`~core.runtime.scheme.Scheme`. A version whose schema has the
+      internal shape converts automatically. Where shapes differ, ``scheme.add_conversion``
+      takes two functions over Python-named dicts; ``scheme.add_defaulter`` adds a function run
+      in place on a version's decoded data before conversion; ``scheme.add_protobuf`` accepts
+      protobuf bodies of a kind.
+    - ``plugin_name``: your plugin's name.
+
+    Returns: nothing. Once the admission hooks have run, every version of your kinds must
+    convert: a field of a version schema with no counterpart in the internal type, and no
+    conversion, stops the start naming your plugin and the field.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_conversions(scheme):
+            scheme.add_conversion("widgets.example.com", "v1alpha1", "Widget",
+                                  to_internal=v1alpha1.to_internal,
+                                  from_internal=v1alpha1.from_internal)
+            scheme.add_defaulter("widgets.example.com", "v1", "Widget", v1.set_defaults)
     """
 
 
 @hookspec
-def kplane_register_strategies(registry: Registry) -> None:
+def kplane_register_strategies(registry: Registry, plugin_name: str) -> None:
     """Give each resource its behaviour: a :class:`~core.registry.strategy.Strategy`.
 
-    Register the main resource and each subresource (``"status"``) separately::
+    When: third, once every plugin's kinds and conversions are registered.
 
-        registry.add_strategy("widgets.example.com", "widgets", WidgetStrategy())
-        registry.add_strategy("widgets.example.com", "widgets", WidgetStatusStrategy(),
-                              subresource="status")
+    Receives:
 
-    A kind without a strategy gets the default one (no extra validation, no subresources).
+    - ``registry``: the server's :class:`~core.registry.registry.Registry`. Register the main
+      resource and each subresource (``"status"``) separately with ``registry.add_strategy``;
+      ``registry.add_scale`` serves a ``scale`` subresource.
+    - ``plugin_name``: your plugin's name.
+
+    Returns: nothing. A kind without a strategy gets the default one (no extra validation, no
+    subresources). A strategy for a resource another plugin registered, or for one nobody
+    registered (a misspelt plural), makes your plugin the broken one.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_strategies(registry):
+            registry.add_strategy("widgets.example.com", "widgets", WidgetStrategy())
+            registry.add_strategy("widgets.example.com", "widgets", WidgetStatusStrategy(),
+                                  subresource="status")
     """
 
 
 @hookspec
 def kplane_register_admission(
-    chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None
+    chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None, plugin_name: str
 ) -> None:
     """Add admission plugins, run on every write after decoding and before storage.
 
-    Mutating plugins (``chain.add_mutating``) may change ``request.obj``; validating plugins
-    (``chain.add_validating``) reject by raising ``deny(request, "why")`` (403). ``registry``
-    lets a plugin read other objects, e.g. the namespace a request writes into.
+    When: fourth, once every strategy is registered and before the server listens.
 
-    ``informers`` is a shared informer factory on the server's own loopback client, for plugins
-    that decide from a cached view of other objects (kube-apiserver hands its admission plugins
-    loopback informers the same way)::
+    Receives:
 
-        fischers = informers.informer("wardle.example.com", "v1alpha1", "fischers")
+    - ``chain``: the server's :class:`~core.registry.admission.AdmissionChain`. Mutating plugins
+      (``chain.add_mutating(name, function)``) may change ``request.obj``; validating plugins
+      (``chain.add_validating(name, function)``) reject a request by raising
+      ``deny(request, "why")`` (403). Functions take an ``AdmissionRequest`` and may be ``async``.
+    - ``registry``: the :class:`~core.registry.registry.Registry`, to read other objects, e.g.
+      the namespace a request writes into.
+    - ``informers``: a :class:`~core.client.informer.SharedInformerFactory` on the server's own
+      loopback client, for plugins that decide from a cached view of other objects
+      (kube-apiserver hands its admission plugins loopback informers the same way). Informers
+      asked for here start once the server listens, after the post-start hooks, and stop with it.
+      Until an informer's ``synced`` event is set its lister is empty, so wait for it (or refuse).
+      ``informers`` is None when the plugins are only inspected (``kplane plugins``).
+    - ``plugin_name``: your plugin's name.
 
-    Informers asked for here start once the server listens, after the post-start hooks, and stop
-    with it. Until an informer's ``synced`` event is set its lister is empty, so wait for it (or
-    refuse). ``informers`` is None when the plugins are only inspected (``kplane plugins``).
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_admission(chain, informers):
+            chain.add_validating("NoRedWidgets", no_red_widgets)
+            if informers is not None:
+                fischers = informers.informer("wardle.example.com", "v1alpha1", "fischers")
+                chain.add_mutating("BanFlunder", BanFlunder(fischers))
     """
 
 
 @hookspec
-async def kplane_post_start(registry: Registry) -> None:
-    """Create what must exist once storage is open and before the server reports ready, such as
-    the ``default`` namespace (kube-apiserver's post-start hooks). Must be idempotent: it runs on
-    every start. May be ``async``."""
+async def kplane_post_start(registry: Registry, plugin_name: str) -> None:
+    """Create what must exist before the server reports ready, such as the ``default``
+    namespace (kube-apiserver's post-start hooks).
+
+    When: fifth, in ``kplane serve`` only, once the server listens on its port and before the
+    loopback informers start and ``/readyz`` answers ok. It runs on every start, and with several
+    servers on one storage, on each of them: it must be idempotent (and expect 409 Conflict
+    when another server created the object first).
+
+    Receives:
+
+    - ``registry``: the :class:`~core.registry.registry.Registry`;
+      ``registry.store(group, plural)`` reads and writes objects in storage, through
+      strategies and admission.
+    - ``plugin_name``: your plugin's name.
+
+    Returns: nothing. Usually ``async``, since stores are.
+
+    Example::
+
+        @hookimpl
+        async def kplane_post_start(registry):
+            store = registry.store("", "namespaces")
+            if await store.get_internal("", "widgets-system") is None:
+                namespace = Namespace()
+                namespace.metadata.name = "widgets-system"
+                await store.create(RequestContext(resource="namespaces", name="widgets-system"),
+                                   namespace)
+    """
 
 
 @hookspec
-def kplane_register_controllers(manager: ControllerManager) -> None:
+def kplane_register_controllers(manager: ControllerManager, plugin_name: str) -> None:
     """Add controllers for the controller-manager to run.
 
-    A controller is an object with ``async def run(self)`` that works until cancelled; it
-    reaches the server through ``manager.client`` like any other client::
+    When: last, in ``kplane serve`` once the server is ready (not with ``--no-controllers``),
+    and in ``kplane controller-manager``. A server under leader election that loses the Lease
+    builds a new manager, and so calls this again, before it stands for election again.
 
-        manager.add("widget-sizer", WidgetSizer(manager.client))
+    Receives:
+
+    - ``manager``: a :class:`~core.controllers.manager.ControllerManager`, not started yet.
+      ``manager.add(name, controller)`` adds a controller: an object with
+      ``async def run(self)`` that works until cancelled. It reaches the server through
+      ``manager.client`` (a :class:`~core.client.rest.RESTClient`) like any other client,
+      and shares informers through ``manager.informers``. ``--controllers`` chooses by
+      ``name``.
+    - ``plugin_name``: your plugin's name.
+
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_controllers(manager):
+            manager.add("widget-sizer", WidgetSizer(manager.client, manager.informers))
     """

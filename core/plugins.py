@@ -3,93 +3,256 @@
 Built-in groups and third-party groups are found the same way, through the ``kplane.plugins``
 entry-point group (kplane's own distribution declares the built-ins), so ``core`` never imports
 a plugin.
+
+A plugin that breaks (it fails to import, its entry point names nothing, a hook raises, it claims
+a kind or resource another plugin registered) is reported as a :class:`PluginError` naming the
+plugin, its distribution and the problem. With ``skip_broken`` (``--skip-broken-plugins``) the
+problem is logged instead and the plugin is taken out whole: everything its hooks added, as
+recorded in its :class:`~core.footprint.Footprint`, is removed again.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import importlib.metadata
+import importlib.util
 import inspect
+import logging
+import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
 from core import hookspecs
 from core.client.informer import SharedInformerFactory
 from core.controllers.manager import ControllerManager
+from core.footprint import Footprint, Targets, snapshot
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
+from core.runtime.scheme import ConflictError, ResourceType, Scheme
+
+log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "kplane.plugins"
+OWN_DISTRIBUTION = "kplane"  # its plugins (the built-in groups) load first
+LOADED, SKIPPED = "loaded", "skipped"
+HOOKS = tuple(n for n, f in vars(hookspecs).items() if n.startswith("kplane_") and inspect.isfunction(f))  # in call order
 
 
 class PluginError(Exception):
-    """A plugin could not be loaded or registered; the message names the plugin."""
+    """A plugin could not be loaded or registered; the message names the plugin (``plugin``)."""
+
+    def __init__(self, message: str, plugin: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin
 
 
 @dataclass(slots=True)
 class PluginInfo:
     name: str
-    module: str
+    module: str  # the entry point's target (``widgets_example.plugin``), or what was registered
     distribution: str = ""
     version: str = ""
     hooks: list[str] = field(default_factory=list)
+    status: str = LOADED  # or SKIPPED (only with skip_broken), with the problem
+    problem: str = ""
+    footprint: Footprint = field(default_factory=Footprint)  # what its hooks added
+    package: str = ""  # the module its files belong to, to point at the failing line
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``plugin 'widgets' (kplane-widgets 0.1.0)``."""
+        origin = f" ({self.distribution} {self.version})" if self.distribution else ""
+        return f"plugin {self.name!r}{origin}"
 
 
 class PluginManager:
-    def __init__(self) -> None:
+    def __init__(self, skip_broken: bool = False) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.infos: dict[str, PluginInfo] = {}
+        self.skip_broken = skip_broken
+        self.infos: dict[str, PluginInfo] = {}  # every plugin tried, loaded or skipped, in load order
+        self.targets = Targets()  # what the hooks change, for footprints and for taking a plugin out
 
+    # -- loading ---------------------------------------------------------------------------
     def load_entry_points(self, disabled: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> None:
         """Load the installed plugins, less ``disabled``; with ``only``, just those named there
-        (``kplane serve --plugins``), each of which must be installed."""
-        found = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        (``kplane serve --plugins``), each of which must be installed. kplane's own plugins load
+        first, then the others by name, so the later of two plugins claiming one kind is never a
+        built-in."""
+        found = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                       key=lambda e: (_distribution(e)[0] != OWN_DISTRIBUTION, e.name))
         if only is not None:
             unknown = sorted(only - {ep.name for ep in found})
             if unknown:
                 installed = ", ".join(sorted({ep.name for ep in found}))
                 raise PluginError(f"unknown plugin(s) {', '.join(repr(n) for n in unknown)}; installed: {installed}")
         for ep in found:
-            if ep.name in disabled or ep.name in self.infos or (only is not None and ep.name not in only):
+            if ep.name in disabled or (only is not None and ep.name not in only):
                 continue
+            dist, version = _distribution(ep)
+            info = PluginInfo(ep.name, ep.value, dist, version, package=ep.module)
+            first = self.infos.get(ep.name)
+            if first is not None:
+                if (first.distribution, first.module) == (dist, ep.value):
+                    continue  # one distribution seen twice on sys.path
+                self.infos[f"{ep.name} ({dist})"] = info
+                self._refuse(info, f"{info.label} has the same name as {first.label}; "
+                                   f"they name {ep.value} and {first.module}, and only the first is loaded")
+                continue
+            self.infos[ep.name] = info
             try:
-                module = ep.load()
-            except Exception as err:  # any import failure is the plugin's, and must say so
-                raise PluginError(f"plugin {ep.name!r} ({ep.value}) failed to import: {err!r}") from err
-            dist = ep.dist
-            self.register(module, ep.name, dist.name if dist else "", dist.version if dist else "")
+                target = self._import(ep, info)
+            except PluginError as err:
+                self._refuse(info, str(err), err.__cause__)
+                continue
+            self._add(target, info)
+
+    def _import(self, ep: importlib.metadata.EntryPoint, info: PluginInfo) -> object:
+        try:
+            target: object = importlib.import_module(ep.module)
+        except (Exception, SystemExit) as err:  # any import failure is the plugin's, and must say so
+            if isinstance(err, ModuleNotFoundError) and err.name and (ep.module + ".").startswith(err.name + "."):
+                raise PluginError(f"{info.label}: its entry point names module {ep.module}, which does not exist "
+                                  f"({_error(err)})", info.name) from err
+            raise PluginError(f"{info.label} failed to import {ep.module}: {_error(err)}{_where(err, ep.module)}",
+                              info.name) from err
+        path = ep.module  # how far the entry point's "module:attr.attr" resolved
+        for n, attr in enumerate(ep.attr.split(".") if ep.attr else []):
+            try:
+                target = getattr(target, attr)
+            except AttributeError as err:
+                raise PluginError(f"{info.label}: its entry point names {ep.value}, but {path} has no attribute "
+                                  f"{attr!r}", info.name) from err
+            path += f"{':' if n == 0 else '.'}{attr}"
+        return target
 
     def register(self, module: ModuleType | object, name: str, distribution: str = "", version: str = "") -> None:
-        self.pm.register(module, name=name)
-        hooks = [h.name for h in self.pm.get_hookcallers(module) or []]
-        self.infos[name] = PluginInfo(name, getattr(module, "__name__", repr(module)), distribution, version, sorted(hooks))
+        """Register a plugin directly (tests, embedders); it is checked like an installed one."""
+        if name in self.infos:
+            raise PluginError(f"plugin {name!r} is registered already ({self.infos[name].module})", name)
+        if isinstance(module, ModuleType):
+            where, package = module.__name__, module.__name__
+        else:
+            cls = module if isinstance(module, type) else type(module)
+            where, package = f"{cls.__module__}.{cls.__qualname__}", cls.__module__
+        info = self.infos[name] = PluginInfo(name, where, distribution, version, package=package)
+        self._add(module, info)
 
+    def _add(self, target: object, info: PluginInfo) -> None:
+        """Register with pluggy and check that it is a plugin: hooks that exist, marked, with
+        arguments the hooks have."""
+        unmarked = sorted(h for h in HOOKS if callable(getattr(target, h, None)) and self.pm.parse_hookimpl_opts(target, h) is None)
+        try:
+            self.pm.register(target, name=info.name)
+        except (pluggy.PluginValidationError, ValueError) as err:
+            self._refuse(info, f"{info.label} is not a valid plugin: {err}", err)
+            return
+        callers = self.pm.get_hookcallers(target) or []
+        info.hooks = sorted(c.name for c in callers)
+        strays = sorted(c.name for c in callers if c.spec is None)
+        if strays:
+            hints = [f"{s} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(s, HOOKS, 1)) else s
+                     for s in strays]
+            self._refuse(info, f"{info.label} implements {', '.join(hints)}, which kplane does not have "
+                               f"(its hooks: {', '.join(HOOKS)})")
+        elif unmarked:
+            self._refuse(info, f"{info.label}: {', '.join(unmarked)} lack @hookimpl (from core.hookspecs import "
+                               "hookimpl), so kplane would never call them")
+        elif not callers:
+            self._refuse(info, f"{info.label} implements no kplane hook: its entry point should name the module "
+                               "with the @hookimpl functions")
+
+    # -- failures --------------------------------------------------------------------------
+    def _refuse(self, info: PluginInfo, problem: str, err: BaseException | None = None) -> None:
+        """Stop with ``problem``, or with skip_broken log it and go on without the plugin."""
+        if not self.skip_broken:
+            raise PluginError(problem, info.name) from err
+        info.status, info.problem = SKIPPED, problem
+        log.warning("%s; skipped, kplane goes on without it (--skip-broken-plugins)", problem)
+        if err is not None:
+            log.debug("%s: the traceback", info.label, exc_info=err)
+        if self.pm.has_plugin(info.name) and self.infos.get(info.name) is info:
+            self.pm.unregister(name=info.name)
+
+    async def _take_out(self, info: PluginInfo, problem: str, err: BaseException | None = None) -> None:
+        """A plugin broke while registering: stop, or (skip_broken) remove all it added."""
+        self._refuse(info, problem, err)
+        await info.footprint.undo(self.targets)
+        info.footprint = Footprint()  # it has nothing left
+
+    def _hook_problem(self, info: PluginInfo, hook: str, err: Exception) -> str:
+        if isinstance(err, ConflictError) and err.owner and err.owner != info.name:
+            other = self.infos.get(err.owner)
+            return f"{info.label} conflicts with {other.label if other else repr(err.owner)}: both register {err.what}"
+        return f"{info.label} failed in {hook}: {_error(err)}{_where(err, info.package)}"
+
+    def _claim_problem(self, info: PluginInfo, change: Footprint, hook: str) -> str:
+        """A strategy or scale for a resource of another plugin, or of nobody."""
+        scheme = self.targets.scheme
+        if scheme is None:
+            return ""
+        for group, plural in sorted(change.strategy_resources()):
+            rt = scheme.get(group, plural)
+            resource = f"{plural}.{group or 'core'}"
+            if rt is None and hook != "kplane_register_types":
+                return f"{info.label} registers a strategy for {resource}, which no plugin registers"
+            if rt is not None and rt.plugin and rt.plugin != info.name:
+                other = self.infos.get(rt.plugin)
+                return (f"{info.label} conflicts with {other.label if other else repr(rt.plugin)}: it registers a strategy "
+                        f"for {resource}, which {rt.plugin!r} registers")
+        return ""
+
+    # -- hooks -----------------------------------------------------------------------------
     async def _call(self, hook: str, **kwargs: object) -> None:
-        """Call ``hook`` on each plugin in registration order; async implementations are awaited."""
+        """Call ``hook`` on each plugin in registration order; async implementations are awaited.
+        What each call adds goes into the plugin's footprint; a call that raises, or claims what
+        another plugin registered, makes the plugin broken (:meth:`_refuse`)."""
         caller = getattr(self.pm.hook, hook)
         for impl in caller.get_hookimpls():
+            info = self.infos[impl.plugin_name]
             args = {k: v for k, v in kwargs.items() if k in impl.argnames}
             if "plugin_name" in impl.argnames:
                 args["plugin_name"] = impl.plugin_name
+            before = snapshot(self.targets)
             try:
                 result = impl.function(**args)
                 if inspect.isawaitable(result):
                     await result
-            except Exception as err:
-                raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook}: {err}") from err
+            except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
+                info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
+                await self._take_out(info, self._hook_problem(info, hook, err), err)
+                continue
+            change = info.footprint.record(before, snapshot(self.targets))
+            for rt in change.types.values():
+                rt.plugin = rt.plugin or info.name
+            problem = self._claim_problem(info, change, hook)
+            if problem:
+                await self._take_out(info, problem)
 
     async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain,
                     informers: SharedInformerFactory | None = None) -> None:
         """Run the registration hooks in dependency order and check the result. ``informers``:
         the serving server's loopback informers, for admission plugins (None: nothing is served)."""
+        self.targets.scheme, self.targets.registry, self.targets.admission = scheme, registry, admission
+        self.targets.informers = informers
         await self._call("kplane_register_types", scheme=scheme)
         await self._call("kplane_register_conversions", scheme=scheme)
         await self._call("kplane_register_strategies", registry=registry)
         await self._call("kplane_register_admission", chain=admission, registry=registry, informers=informers)
-        problems = scheme.check()
+        owned: set[int] = set()
+        for info in self.loaded():
+            kinds = self.kinds(info)
+            owned.update(id(rt) for rt in kinds)
+            problems = scheme.check(kinds)
+            if problems:
+                await self._take_out(info, f"{info.label} registers kinds that cannot convert automatically (give them "
+                                           "a conversion in kplane_register_conversions):\n  " + "\n  ".join(problems))
+        problems = scheme.check([rt for rt in scheme.types() if id(rt) not in owned])
         if problems:
             raise PluginError("kinds that cannot convert automatically:\n  " + "\n  ".join(problems))
 
@@ -97,4 +260,99 @@ class PluginManager:
         await self._call("kplane_post_start", registry=registry)
 
     async def register_controllers(self, manager: ControllerManager) -> None:
+        """Let each plugin add its controllers to ``manager`` (a new one each time: footprints
+        then list the controllers of the latest)."""
+        self.targets.controllers = manager
+        for info in self.infos.values():
+            info.footprint.controllers = []
         await self._call("kplane_register_controllers", manager=manager)
+
+    # -- introspection ---------------------------------------------------------------------
+    def loaded(self) -> list[PluginInfo]:
+        return [info for info in self.infos.values() if info.status == LOADED]
+
+    def kinds(self, info: PluginInfo) -> list[ResourceType]:
+        """The kinds a plugin registered that are still served, in registration order."""
+        scheme = self.targets.scheme
+        if scheme is None:
+            return []
+        return [rt for key, rt in info.footprint.types.items() if scheme.get(*key) is rt]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every plugin tried, with what it registered: ``kplane plugins -o json`` and
+        ``GET /debug/plugins``."""
+        scheme, registry, chain = self.targets.scheme, self.targets.registry, self.targets.admission
+        served = scheme.groups() if scheme is not None else {}
+        plugins = []
+        for info in self.infos.values():
+            groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
+            for rt in self.kinds(info):
+                versions = groups.setdefault(rt.group, {v: [] for v in served.get(rt.group, [])})
+                for version in rt.versions:
+                    versions[version].append({
+                        "kind": rt.kind,
+                        "resource": rt.plural,
+                        "scope": "Namespaced" if rt.namespaced else "Cluster",
+                        "storageVersion": rt.storage_version,
+                        "subresources": registry.subresources(rt.group, rt.plural) if registry is not None else [],
+                        "shortNames": list(rt.short_names),
+                    })
+            fp = info.footprint
+            plugins.append({
+                "name": info.name,
+                "module": info.module,
+                "distribution": info.distribution,
+                "version": info.version,
+                "status": info.status,
+                "problem": info.problem,
+                "hooks": info.hooks,
+                "groups": [{"name": group, "preferredVersion": served[group][0],
+                            "versions": [{"version": v, "resources": kinds} for v, kinds in versions.items() if kinds]}
+                           for group, versions in groups.items()],
+                "admission": {
+                    "mutating": [name for name, _ in fp.mutating if chain is not None and _holds(chain.mutating, name)],
+                    "validating": [name for name, _ in fp.validating if chain is not None and _holds(chain.validating, name)],
+                },
+                "controllers": list(fp.controllers),
+            })
+        return plugins
+
+
+def _holds(entries: list[tuple[str, Any]], name: str) -> bool:
+    return any(n == name for n, _ in entries)
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str, str]:
+    dist = ep.dist
+    return (dist.name, dist.version) if dist is not None else ("", "")
+
+
+def _error(err: BaseException) -> str:
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _where(err: BaseException, module: str) -> str:
+    """`` (widgets_example/plugin.py, line 12)``: the deepest frame of the traceback in the
+    plugin's own files (the top-level package of ``module``), or nothing."""
+    root = _files_of(module)
+    if root is None or isinstance(err, SyntaxError):  # a SyntaxError names its line itself
+        return ""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        path = Path(frame.filename).resolve()
+        if path == root or root in path.parents:
+            return f" ({path.relative_to(root.parent)}, line {frame.lineno})"
+    return ""
+
+
+def _files_of(module: str) -> Path | None:
+    top = module.split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    return Path(spec.origin).resolve() if spec.origin and spec.origin not in ("built-in", "frozen") else None

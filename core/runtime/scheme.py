@@ -13,7 +13,7 @@ Conversion always goes through the internal form, as in Kubernetes::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +124,16 @@ class ResourceType:
         )
 
 
+class ConflictError(ValueError):
+    """A kind or resource is registered twice; ``owner`` is the plugin that registered it first,
+    ``what`` names what both claim (``"pods.core"``, ``"kind Pod of group core"``)."""
+
+    def __init__(self, what: str, owner: str) -> None:
+        super().__init__(f"{what} is already registered by plugin {owner!r}")
+        self.what = what
+        self.owner = owner
+
+
 class Scheme:
     """Every kind the server knows, indexed for the lookups routing and clients need."""
 
@@ -148,10 +158,16 @@ class Scheme:
         categories: tuple[str, ...] | list[str] = (),
         plugin: str = "",
     ) -> ResourceType:
-        """Register a kind with its internal dataclass and one schema per served version."""
+        """Register a kind with its internal dataclass and one schema per served version.
+
+        Raises :class:`ConflictError` if the group already has this resource or this kind: a
+        group/version/kind maps to one resource, and a group's resource to one kind."""
         if (group, plural) in self._types:
             other = self._types[(group, plural)]
-            raise ValueError(f"{plural}.{group or 'core'} is already registered by plugin {other.plugin!r}")
+            raise ConflictError(f"{plural}.{group or 'core'}", other.plugin)
+        other_kind = self.by_kind(group, kind)
+        if other_kind is not None:
+            raise ConflictError(f"kind {kind} of group {group or 'core'}", other_kind.plugin)
         if storage_version not in versions:
             raise ValueError(f"{kind}: storage version {storage_version!r} is not one of the served versions")
         if not dataclasses.is_dataclass(internal):
@@ -216,10 +232,11 @@ class Scheme:
         self._priority.pop(group, None)
         self.changed()
 
-    def check(self) -> list[str]:
-        """Problems a plugin author must fix: versions that cannot convert automatically."""
+    def check(self, types: Iterable[ResourceType] | None = None) -> list[str]:
+        """Problems a plugin author must fix: versions that cannot convert automatically
+        (of ``types``, default all)."""
         problems = []
-        for rt in self._types.values():
+        for rt in self._types.values() if types is None else types:
             for v in rt.versions.values():
                 if v.to_internal is None:
                     problems += _shape_mismatches(v.shape, rt.internal, f"{rt.gvk(v.name).api_version} {rt.kind}")

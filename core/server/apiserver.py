@@ -42,6 +42,7 @@ class ServerConfig:
     port: int = 6443
     disabled_plugins: frozenset[str] = frozenset()
     plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
+    skip_broken_plugins: bool = False  # start without a plugin that breaks (logged) instead of failing
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
@@ -68,7 +69,7 @@ class APIServer:
         self.config = config
         self.scheme = Scheme()
         self.admission = AdmissionChain()
-        self.plugins = PluginManager()
+        self.plugins = PluginManager(skip_broken=config.skip_broken_plugins)
         self.storage: Storage | None = None
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
@@ -100,6 +101,7 @@ class APIServer:
         self.aggregator = aggregator if availability is not None else None
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator)
+        app.router.add_get("/debug/plugins", self._debug_plugins)
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
@@ -136,6 +138,10 @@ class APIServer:
             election = None
         work = run_controllers(manager) if election is None else stand_for_election(client, election, manager, build)
         self._controller_task = asyncio.create_task(work, name="controller-manager")
+
+    async def _debug_plugins(self, request: web.Request) -> web.Response:
+        """Every plugin tried, loaded or skipped, with what it registered (as ``kplane plugins -o json``)."""
+        return web.json_response(self.plugins.describe())
 
     def _serves(self, group: str, plural: str) -> bool:
         return self.scheme.get(group, plural) is not None

@@ -1,0 +1,207 @@
+"""What each plugin added to the server, found by comparing before and after each of its hooks.
+
+The plugin manager takes a :class:`Snapshot` of the scheme, registry, admission chain, loopback
+informers and controller-manager around every hook call and keeps the difference in the
+plugin's :class:`Footprint`. That serves two purposes:
+
+* a plugin that breaks midway (``kplane serve --skip-broken-plugins``) is taken out whole:
+  :meth:`Footprint.undo` removes its kinds, conversions, defaulters, strategies, admission
+  plugins, informers and controllers, even those added by an earlier hook that succeeded;
+* ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
+  it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
+
+This module reads the tables of Scheme, Registry and SharedInformerFactory directly: it is
+their friend, so that they need no bookkeeping of their own for plugins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.client.informer import SharedInformerFactory
+    from core.controllers.manager import ControllerManager
+    from core.registry.admission import AdmissionChain
+    from core.registry.registry import Registry
+    from core.runtime.scheme import ResourceType, Scheme
+
+MISSING: Any = object()
+TypeKey = tuple[str, str]  # (group, plural)
+VersionKey = tuple[str, str, str]  # (group, plural, version)
+
+
+@dataclass
+class Targets:
+    """What hooks may change; None where a command has no such thing (``kplane plugins`` has no
+    informers, ``kplane controller-manager`` no scheme)."""
+
+    scheme: Scheme | None = None
+    registry: Registry | None = None
+    admission: AdmissionChain | None = None
+    informers: SharedInformerFactory | None = None
+    controllers: ControllerManager | None = None
+
+
+@dataclass(frozen=True)
+class VersionState:
+    defaulters: tuple[Any, ...]
+    to_internal: Any
+    from_internal: Any
+    protobuf: Any
+
+
+@dataclass
+class Snapshot:
+    types: dict[TypeKey, ResourceType] = field(default_factory=dict)
+    priority: dict[str, list[str]] = field(default_factory=dict)
+    versions: dict[VersionKey, VersionState] = field(default_factory=dict)
+    strategies: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    scales: dict[TypeKey, Any] = field(default_factory=dict)
+    mutating: list[Any] = field(default_factory=list)
+    validating: list[Any] = field(default_factory=list)
+    informers: set[tuple[str, str, str]] = field(default_factory=set)
+    controllers: set[str] = field(default_factory=set)
+
+
+def snapshot(t: Targets) -> Snapshot:
+    s = Snapshot()
+    if t.scheme is not None:
+        s.types = dict(t.scheme._types)
+        s.priority = dict(t.scheme._priority)
+        s.versions = {(rt.group, rt.plural, v.name): VersionState(tuple(v.defaulters), v.to_internal, v.from_internal, v.protobuf)
+                      for rt in s.types.values() for v in rt.versions.values()}
+    if t.registry is not None:
+        s.strategies = dict(t.registry._strategies)
+        s.scales = dict(t.registry._scales)
+    if t.admission is not None:
+        s.mutating = list(t.admission.mutating)
+        s.validating = list(t.admission.validating)
+    if t.informers is not None:
+        s.informers = set(t.informers._informers)
+    if t.controllers is not None:
+        s.controllers = set(t.controllers.known)
+    return s
+
+
+def _added(before: list[Any], after: list[Any]) -> list[Any]:
+    return [item for item in after if not any(item is old for old in before)]
+
+
+@dataclass
+class VersionEdit:
+    """A plugin's change to a version of a kind registered by someone else."""
+
+    key: VersionKey
+    defaulters: list[Any]  # those it appended
+    before: VersionState
+    after: VersionState
+
+
+@dataclass
+class Footprint:
+    """Everything one plugin added, in the order it added it."""
+
+    types: dict[TypeKey, ResourceType] = field(default_factory=dict)
+    priority: list[tuple[str, Any, Any]] = field(default_factory=list)  # (group, before, after)
+    version_edits: list[VersionEdit] = field(default_factory=list)
+    strategies: list[tuple[tuple[str, str, str], Any, Any]] = field(default_factory=list)  # (key, before, after)
+    scales: list[tuple[TypeKey, Any, Any]] = field(default_factory=list)
+    mutating: list[Any] = field(default_factory=list)  # the chain's (name, function) entries
+    validating: list[Any] = field(default_factory=list)
+    informers: list[tuple[str, str, str]] = field(default_factory=list)
+    controllers: list[str] = field(default_factory=list)  # names it added to the current controller-manager
+
+    def record(self, before: Snapshot, after: Snapshot) -> Footprint:
+        """Add what changed between two snapshots; returns just that change."""
+        change = Footprint()
+        change.types = {k: rt for k, rt in after.types.items() if k not in before.types}
+        change.priority = [(g, before.priority.get(g, MISSING), v) for g, v in after.priority.items()
+                           if before.priority.get(g, MISSING) is not v]
+        for key, state in after.versions.items():
+            if key[:2] in change.types or key[:2] in self.types:
+                continue  # its own kinds go as a whole
+            old = before.versions.get(key)
+            if old is not None and old != state:
+                change.version_edits.append(VersionEdit(key, _added(list(old.defaulters), list(state.defaulters)), old, state))
+        change.strategies = [(k, before.strategies.get(k, MISSING), v) for k, v in after.strategies.items()
+                             if before.strategies.get(k, MISSING) is not v]
+        change.scales = [(k, before.scales.get(k, MISSING), v) for k, v in after.scales.items()
+                         if before.scales.get(k, MISSING) is not v]
+        change.mutating = _added(before.mutating, after.mutating)
+        change.validating = _added(before.validating, after.validating)
+        change.informers = sorted(after.informers - before.informers)
+        change.controllers = sorted(after.controllers - before.controllers)
+        self.types.update(change.types)
+        self.priority += change.priority
+        self.version_edits += change.version_edits
+        self.strategies += change.strategies
+        self.scales += change.scales
+        self.mutating += change.mutating
+        self.validating += change.validating
+        self.informers += change.informers
+        self.controllers += change.controllers
+        return change
+
+    def strategy_resources(self) -> set[TypeKey]:
+        """The resources it gave a strategy or a scale subresource."""
+        return {(g, p) for (g, p, _), _, _ in self.strategies} | {k for k, _, _ in self.scales}
+
+    async def undo(self, t: Targets) -> None:
+        """Take out what it added (where nobody has replaced it since)."""
+        if t.controllers is not None:
+            for name in self.controllers:
+                t.controllers.known.discard(name)
+                t.controllers.controllers.pop(name, None)
+        if t.admission is not None:
+            t.admission.mutating[:] = _without(t.admission.mutating, self.mutating)
+            t.admission.validating[:] = _without(t.admission.validating, self.validating)
+        if t.registry is not None:
+            _restore(t.registry._strategies, self.strategies)
+            _restore(t.registry._scales, self.scales)
+        if t.scheme is not None:
+            for edit in reversed(self.version_edits):
+                rt = t.scheme.get(*edit.key[:2])
+                version = rt.versions.get(edit.key[2]) if rt is not None else None
+                if version is None:
+                    continue
+                version.defaulters[:] = _without(version.defaulters, edit.defaulters)
+                if (version.to_internal, version.from_internal) == (edit.after.to_internal, edit.after.from_internal):
+                    version.to_internal, version.from_internal = edit.before.to_internal, edit.before.from_internal
+                if version.protobuf is edit.after.protobuf:
+                    version.protobuf = edit.before.protobuf
+            for key, rt in self.types.items():
+                if t.scheme._types.get(key) is rt:
+                    del t.scheme._types[key]
+            for group, old, new in reversed(self.priority):
+                if t.scheme._priority.get(group, MISSING) is new:
+                    if old is MISSING:
+                        del t.scheme._priority[group]
+                    else:
+                        t.scheme._priority[group] = old
+            t.scheme.changed()
+        if t.informers is not None:
+            for key in self.informers:  # those of resources no longer served; others may be shared
+                if t.scheme is not None and t.scheme.resource(*key) is not None:
+                    continue
+                t.informers._informers.pop(key, None)
+                task = t.informers._tasks.pop(key, None)
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+
+
+def _without(items: list[Any], removed: list[Any]) -> list[Any]:
+    return [item for item in items if not any(item is gone for gone in removed)]
+
+
+def _restore(table: dict[Any, Any], changes: list[tuple[Any, Any, Any]]) -> None:
+    for key, old, new in reversed(changes):
+        if table.get(key, MISSING) is new:
+            if old is MISSING:
+                del table[key]
+            else:
+                table[key] = old

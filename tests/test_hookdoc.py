@@ -1,0 +1,131 @@
+"""docs/hooks.md is generated from core/hookspecs.py, and the hookspecs say what the code does.
+
+* the page is exactly what ``python -m core.hookdoc`` prints now (regenerate it after editing a
+  hookspec docstring);
+* every hook documents When, Receives (each parameter, in order), Returns and an Example that
+  compiles;
+* a recording plugin in a real server sees the hooks in the documented order, with the documented
+  arguments, at the documented moments (before /readyz answers ok for kplane_post_start, after it
+  for kplane_register_controllers).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from core import hookdoc, hookspecs
+from core.client.informer import SharedInformerFactory
+from core.controllers.manager import ControllerManager
+from core.hookspecs import hookimpl
+from core.plugins import HOOKS
+from core.registry.admission import AdmissionChain
+from core.registry.registry import Registry
+from core.runtime.scheme import Scheme
+from core.server.apiserver import APIServer, ServerConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "hooks.md"
+
+
+def test_docs_hooks_md_is_generated_from_the_hookspecs() -> None:
+    printed = subprocess.run([sys.executable, "-m", "core.hookdoc"], capture_output=True, text=True, check=True,
+                             cwd=ROOT).stdout
+    assert printed == hookdoc.render()
+    assert PAGE.read_text() == printed, "docs/hooks.md is stale: run `python -m core.hookdoc > docs/hooks.md`"
+
+
+def test_the_page_is_markdown() -> None:
+    page = hookdoc.render()
+    assert not re.search(r"(?<!`)``(?!`)", page), "a reST ``literal`` left over (one broken across lines?)"
+    assert ":class:" not in page and ":meth:" not in page
+    assert page.count("```") % 2 == 0
+    assert [line[4:] for line in page.splitlines() if line.startswith("### ")] == list(HOOKS)
+
+
+@pytest.mark.parametrize("hook", hookdoc.hooks(), ids=lambda h: h.__name__)
+def test_each_hook_is_documented(hook: Any) -> None:
+    sections = hookdoc.sections(hook)
+    assert list(sections) == ["", *hookdoc.SECTIONS], f"{hook.__name__}: sections out of order or missing"
+    assert sections[""], "a summary first"
+    assert hookdoc.received(hook) == hookdoc.parameters(hook), "Receives must name every parameter, in order"
+    assert "plugin_name" in hookdoc.parameters(hook)
+    [example] = hookdoc.examples(inspect.getdoc(hook) or "")
+    compile(example, f"<{hook.__name__} example>", "exec")
+    assert f"def {hook.__name__}(" in example and "@hookimpl" in example
+
+
+def test_the_module_examples_compile() -> None:
+    blocks = hookdoc.examples(inspect.cleandoc(hookspecs.__doc__ or ""))
+    assert len(blocks) == 2 and blocks[0].startswith("# pyproject.toml") and blocks[1].startswith("kplane: plugin 'widgets'")
+
+
+class Recorder:
+    """A plugin implementing every hook, taking every argument, noting what it got and when."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.server: APIServer | None = None
+        self.readyz: dict[str, int] = {}
+
+    async def _readyz(self, hook: str) -> None:
+        assert self.server is not None and self.server.url
+        async with aiohttp.ClientSession() as session, session.get(f"{self.server.url}/readyz") as reply:
+            self.readyz[hook] = reply.status
+
+    @hookimpl
+    def kplane_register_types(self, scheme: Scheme, plugin_name: str) -> None:
+        self.calls.append(("kplane_register_types", {"scheme": scheme, "plugin_name": plugin_name}))
+
+    @hookimpl
+    def kplane_register_conversions(self, plugin_name: str, scheme: Scheme) -> None:
+        self.calls.append(("kplane_register_conversions", {"scheme": scheme, "plugin_name": plugin_name}))
+
+    @hookimpl
+    async def kplane_register_strategies(self, registry: Registry, plugin_name: str) -> None:
+        self.calls.append(("kplane_register_strategies", {"registry": registry, "plugin_name": plugin_name}))
+
+    @hookimpl
+    def kplane_register_admission(self, chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None,
+                                  plugin_name: str) -> None:
+        self.calls.append(("kplane_register_admission",
+                           {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name}))
+
+    @hookimpl
+    async def kplane_post_start(self, registry: Registry, plugin_name: str) -> None:
+        self.calls.append(("kplane_post_start", {"registry": registry, "plugin_name": plugin_name}))
+        await self._readyz("kplane_post_start")
+
+    @hookimpl
+    async def kplane_register_controllers(self, manager: ControllerManager, plugin_name: str) -> None:
+        self.calls.append(("kplane_register_controllers", {"manager": manager, "plugin_name": plugin_name}))
+        await self._readyz("kplane_register_controllers")
+
+
+async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
+    recorder = Recorder()
+    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, plugins=frozenset({"core"}), simulated_nodes=0,
+                                    leader_election=None, write_kubeconfig=False, extra_plugins=[("recorder", recorder)]))
+    recorder.server = server
+    await server.start()
+    try:
+        assert [hook for hook, _ in recorder.calls] == list(HOOKS) == [h.__name__ for h in hookdoc.hooks()]
+        for hook, args in recorder.calls:
+            assert set(args) == set(hookdoc.parameters(getattr(hookspecs, hook)))  # every argument offered
+            assert args["plugin_name"] == "recorder"
+        got = {name: value for _, args in recorder.calls for name, value in args.items()}
+        assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
+        assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
+        assert isinstance(got["manager"], ControllerManager) and got["manager"] is server.controllers
+        assert server.registry is not None and server.registry.storage is not None  # storage opened first
+        # kplane_post_start: listening, not ready yet; kplane_register_controllers: ready.
+        assert recorder.readyz == {"kplane_post_start": 503, "kplane_register_controllers": 200}
+    finally:
+        await server.stop()
