@@ -1,13 +1,17 @@
 """kubernetes/sample-controller on kplane, end to end, as a user runs it.
 
-The ``sample_controller`` package is pip-installed into the environment (and uninstalled after the
-module), ``kplane serve`` runs with its in-process controllers and simulated nodes (which make
-pods Ready), and ``sample-controller --kubeconfig ...`` runs as a process of its own.
+The ``sample_controller`` package is pip-installed (from a copy, so no build files land in the
+tree) into a virtual environment of this module's own (``tests/isolated.py``): kplane's shared
+``.venv``, and so every other server started meanwhile (a parallel test run's), never sees the Foo
+plugin. From that environment, the package's own tests (``sample_controller/tests``: the
+controller in-process against the ``kplane`` fixture's server) run and must pass; ``kplane serve``
+runs with its in-process controllers and simulated nodes (which make pods Ready); and
+``sample-controller --kubeconfig ...`` runs as a process of its own.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -18,62 +22,71 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from core.client.informer import Informer
-from core.client.rest import RESTClient
+from tests.isolated import Venv
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, serving
 
-PACKAGE = Path(__file__).parents[1] / "sample_controller"
+PACKAGE = Path(__file__).resolve().parents[1] / "sample_controller"
 EXAMPLE_FOO = PACKAGE / "artifacts" / "examples" / "example-foo.yaml"
 DISTRIBUTION = "kplane-sample-controller"
 API_VERSION = "samplecontroller.k8s.io/v1alpha1"
 FOOS = f"/apis/{API_VERSION}/namespaces/default/foos"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 EVENTS = "/api/v1/namespaces/default/events"
+PACKAGE_TESTS = 3  # in sample_controller/tests
 T = TypeVar("T")
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
 
-def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args], check=True)
+@dataclass(frozen=True)
+class Installed:
+    source: Path  # the copy of sample_controller/ that was installed
+    venv: Venv  # where
+
+    @property
+    def script(self) -> Path:
+        """The ``sample-controller`` console script pip wrote, running with the environment's python."""
+        return self.venv.bin / "sample-controller"
 
 
 @pytest.fixture(scope="module")
-def script(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The installed ``sample-controller`` console script. Built from a copy, so no build files land in the tree."""
-    source = tmp_path_factory.mktemp("package") / "sample_controller"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    pip("install", "--no-build-isolation", "--no-deps", str(source))
-    try:
-        yield Path(sys.executable).parent / "sample-controller"
-    finally:
-        pip("uninstall", "-y", DISTRIBUTION)
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """The package installed from a copy into an environment of this module's own, discarded with
+    the module's temporary folder (nothing to uninstall)."""
+    base = tmp_path_factory.mktemp("sample_controller")
+    source = base / "sample_controller"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".kplane"))
+    venv = Venv.create(base / "venv")
+    venv.pip("install", str(source))
+    return Installed(source, venv)
 
 
 @pytest.fixture(scope="module")
-def served(script: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving(tmp_path_factory.mktemp("server")) as served:
+def served(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serving(tmp_path_factory.mktemp("server"), python=installed.venv.python) as served:
         yield served
 
 
 class SampleController:
     """One ``sample-controller`` process at a time, its output in a file."""
 
-    def __init__(self, script: Path, kubeconfig: Path, log: Path) -> None:
-        self.script = script
+    def __init__(self, installed: Installed, kubeconfig: Path, log: Path) -> None:
+        self.installed = installed
         self.kubeconfig = kubeconfig
         self.log_path = log
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with self.log_path.open("ab") as out:
-            self.process = subprocess.Popen([str(self.script), "--kubeconfig", str(self.kubeconfig)], stdout=out, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen([str(self.installed.script), "--kubeconfig", str(self.kubeconfig)],
+                                            stdout=out, stderr=subprocess.STDOUT, env=self.installed.venv.env())
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -90,8 +103,8 @@ class SampleController:
 
 
 @pytest.fixture(scope="module")
-def controller(served: Served, script: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SampleController]:
-    ctl = SampleController(script, served.kubeconfig, tmp_path_factory.mktemp("controller") / "sample-controller.log")
+def controller(served: Served, installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SampleController]:
+    ctl = SampleController(installed, served.kubeconfig, tmp_path_factory.mktemp("controller") / "sample-controller.log")
     ctl.start()
     try:
         yield ctl
@@ -169,54 +182,26 @@ def converged(served: Served, name: str, deployment_name: str, replicas: int) ->
 
 
 # -- the tests --------------------------------------------------------------------------------
-async def test_handlers_queue_the_foo_that_controls_a_changed_deployment(script: Path) -> None:
-    """The controller's wiring, in this process and without a server: which changes queue which Foo."""
-    importlib.invalidate_caches()  # the package was installed after this process started
-    from samplecontroller.controller import Controller, new_deployment, rate_limiter
+def test_the_package_passes_its_own_tests(installed: Installed) -> None:
+    """``pytest`` of the environment on the package's tests (in the installed copy), as its author
+    runs them: the controller's wiring, and its sync loop against the ``kplane`` fixture's server."""
+    began = time.monotonic()
+    # hypothesis's pytest plugin (in kplane's .venv, unused here) takes seconds to import.
+    done = subprocess.run([str(installed.venv.bin / "pytest"), "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                           "-o", "asyncio_default_fixture_loop_scope=function", "tests"],
+                          cwd=installed.source, env=installed.venv.env(), capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0 and f"{PACKAGE_TESTS} passed" in done.stdout, done.stdout + done.stderr
+    print(f"sample_controller/tests: {done.stdout.splitlines()[-1]} ({time.monotonic() - began:.1f}s with start-up)")
 
-    client = RESTClient("http://127.0.0.1:9")  # never contacted
-    try:
-        deployments = Informer(client.resource("apps", "v1", "deployments"))
-        foos = Informer(client.resource("samplecontroller.k8s.io", "v1alpha1", "foos"))
-        example = foo("example", "example-web", 2)
-        example["metadata"].update(namespace="default", uid="u-1", resourceVersion="1")
-        foos.indexer.put(example)
-        controller = Controller(client, client, deployments, foos)
-        queue = controller.workqueue
-        assert len(queue) == 1  # known Foos are handed to the new handler as additions
 
-        async def drained() -> list[str]:
-            keys = []
-            while len(queue):
-                keys.append(await queue.get())
-                queue.done(keys[-1])
-            return keys
-
-        assert await drained() == ["default/example"]
-        owned = new_deployment(example)
-        owned["metadata"]["resourceVersion"] = "5"
-        assert owned["metadata"]["ownerReferences"][0]["uid"] == "u-1" and owned["spec"]["replicas"] == 2
-        controller.handle_object(owned)
-        assert await drained() == ["default/example"]
-        controller._deployment_updated(owned, owned)  # a resync: same resourceVersion, ignored
-        assert await drained() == []
-        controller._deployment_updated(owned, {**owned, "metadata": {**owned["metadata"], "resourceVersion": "6"}})
-        assert await drained() == ["default/example"]
-        foreign = {**owned, "metadata": {**owned["metadata"], "ownerReferences": [{**owned["metadata"]["ownerReferences"][0], "kind": "Bar"}]}}
-        orphan = {**owned, "metadata": {**owned["metadata"], "ownerReferences": [{**owned["metadata"]["ownerReferences"][0], "name": "gone"}]}}
-        for ignored in (foreign, orphan, {**owned, "metadata": {"name": "plain", "namespace": "default"}}):
-            controller.handle_object(ignored)
-        assert await drained() == []
-        unsized = foo("unsized", "web")
-        unsized["metadata"].update(namespace="default", uid="u-2")
-        assert "replicas" not in new_deployment(unsized)["spec"]  # the server's default (1) applies
-
-        limiter = rate_limiter()  # per key 5 ms doubling to 1000 s, under 50 qps with bursts of 300
-        assert [limiter.when("one") for _ in range(3)] == [0.005, 0.01, 0.02]
-        burst = [limiter.when(f"key-{i}") for i in range(297)]
-        assert set(burst) == {0.005} and limiter.when("over") == pytest.approx(0.02, abs=0.005)
-    finally:
-        await client.close()
+def test_the_package_is_installed_in_its_own_environment_only(installed: Installed) -> None:
+    """The environment's python imports the installed copy; the shared .venv (this process's, and
+    any other test run's) has no trace of it."""
+    where = installed.venv.run("-c", "import samplecontroller; print(samplecontroller.__file__)")
+    assert where.stdout.startswith(str(installed.venv.site_packages)), where
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.distribution(DISTRIBUTION)
+    assert not (Path(sys.executable).parent / "sample-controller").exists()
 
 
 def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_reports(
@@ -337,16 +322,17 @@ def test_status_is_a_subresource(served: Served) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_stops_it_cleanly(served: Served, script: Path, tmp_path: Path, sig: signal.Signals) -> None:
-    ctl = SampleController(script, served.kubeconfig, tmp_path / "log")
+def test_a_signal_stops_it_cleanly(served: Served, installed: Installed, tmp_path: Path, sig: signal.Signals) -> None:
+    ctl = SampleController(installed, served.kubeconfig, tmp_path / "log")
     ctl.start()
     eventually(lambda: "Started workers" in ctl.log(), "the workers to start", timeout=15)
     assert ctl.stop(sig) == 0, ctl.log()
     assert "Shutting down workers" in ctl.log() and "Traceback" not in ctl.log()
 
 
-def test_a_bad_kubeconfig_is_a_clear_error(script: Path, tmp_path: Path) -> None:
-    done = subprocess.run([str(script), "--kubeconfig", str(tmp_path / "missing")], check=False, capture_output=True, text=True, timeout=20)
+def test_a_bad_kubeconfig_is_a_clear_error(installed: Installed, tmp_path: Path) -> None:
+    done = subprocess.run([str(installed.script), "--kubeconfig", str(tmp_path / "missing")], env=installed.venv.env(),
+                          check=False, capture_output=True, text=True, timeout=20)
     assert done.returncode == 1 and "Error building kubeconfig" in done.stderr and "Traceback" not in done.stderr
 
 
