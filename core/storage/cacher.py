@@ -39,9 +39,9 @@ from core.storage.interface import (
     Storage,
     StorageError,
     UnavailableError,
-    WatcherOverflowError,
     WatchEvent,
 )
+from core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 
@@ -69,50 +69,30 @@ class _Change:
 _revision_of = operator.attrgetter("revision")
 
 
-class _CacheWatch(AsyncIterator[WatchEvent]):
+class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
     """One client watch: events replayed from the window, then live ones from the cache's stream.
 
-    Live events wait in a queue of at most ``capacity``; one more ends the watch with
-    WatcherOverflowError, so a slow client costs neither unbounded memory nor the others' latency.
-    A watch dropped without ``aclose()`` stays registered until it overflows.
+    Live events queue up to ``capacity``; one more ends the watch with WatcherOverflowError, so
+    a slow client costs neither unbounded memory nor the others' latency. A watch dropped
+    without ``aclose()`` stays registered until it overflows.
     """
 
     def __init__(self, cache: CachedStorage, prefix: str, from_revision: int, capacity: int) -> None:
-        self.prefix = prefix
+        super().__init__(prefix, capacity)
         self._cache = cache
         self._after = from_revision  # live events at or before it are skipped
-        self._capacity = capacity
         self._started = False
         self._replay: deque[WatchEvent] = deque()
-        self._live: deque[WatchEvent] = deque()
-        self._wakeup: asyncio.Future[None] | None = None
-        self._error: StorageError | None = None
-        self._done = False
 
     def __aiter__(self) -> _CacheWatch:
         return self
 
-    async def __anext__(self) -> WatchEvent:
-        if not self._started and not self._done:
-            await self._cache._start_when_ready(self)
-        while True:
-            if self._replay:
-                return self._replay.popleft()
-            if self._live:
-                return self._live.popleft()
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            if self._done:
-                raise StopAsyncIteration
-            self._wakeup = asyncio.get_running_loop().create_future()
-            try:
-                await self._wakeup
-            finally:
-                self._wakeup = None
+    def __anext__(self) -> Awaitable[WatchEvent]:
+        # Not a coroutine itself: once replayed, each event costs only ``get``'s coroutine.
+        return self._next_replayed() if self._replay or not self._started else self.get()
 
     async def aclose(self) -> None:
-        self.end(None)
+        self.end()
 
     @property
     def after(self) -> int:
@@ -126,32 +106,25 @@ class _CacheWatch(AsyncIterator[WatchEvent]):
 
     def offer(self, event: WatchEvent) -> None:
         """Queue a live event without ever waiting for the consumer; overflow ends the watch."""
-        if event.revision <= self._after:
-            return
-        if len(self._live) >= self._capacity:
-            self.end(WatcherOverflowError(self.prefix, self._capacity))
-            return
-        self._live.append(event)
-        self._wake()
+        if event.revision > self._after:
+            self.put(event)
 
-    def end(self, error: StorageError | None, *, keep_buffered: bool = False) -> None:
-        """Stop the watch; ``error`` is raised to the consumer once, after what is kept buffered.
-
-        ``keep_buffered`` delivers the events already queued first, so a consumer resumes from
-        the newest revision it could get.
-        """
-        if self._done:
+    def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
+        """End the queue and unregister; unless ``keep_buffered``, the replay goes too."""
+        if self.done:  # a later end must not drop what an earlier one kept
             return
-        self._done, self._error = True, error
+        super().end(error, keep_buffered=keep_buffered)
         if not keep_buffered:
             self._replay.clear()
-            self._live.clear()
         self._cache._unregister(self)
-        self._wake()
 
-    def _wake(self) -> None:
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
+    async def _next_replayed(self) -> WatchEvent:
+        """Start when the cache is ready, then the replayed events before the live ones."""
+        if not self._started and not self.done:
+            await self._cache._start_when_ready(self)
+        if self._replay:
+            return self._replay.popleft()
+        return await self.get()
 
 
 class CachedStorage(Storage):

@@ -38,7 +38,6 @@ import logging
 import random
 import ssl
 import weakref
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -58,9 +57,9 @@ from core.storage.interface import (
     StorageError,
     StorageTimeoutError,
     UnavailableError,
-    WatcherOverflowError,
     WatchEvent,
 )
+from core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 
@@ -493,49 +492,26 @@ class EtcdStorage(Storage):
                 _log.warning("periodic etcd compaction failed: %s", exc)
 
 
-class _Feed:
-    """The state of one watch: a stream task fills a bounded buffer the consumer drains, and
-    resumes a broken stream after the last revision it buffered."""
+class _Feed(EventQueue):
+    """The state of one watch: a stream task fills the queue the consumer drains, and resumes a
+    broken stream after the last revision it queued."""
 
     def __init__(self, storage: EtcdStorage, prefix: str, after: int, capacity: int) -> None:
+        super().__init__(prefix, capacity)
         self._storage = storage
-        self._prefix = prefix
         start = storage._prefix + prefix.encode()
         self._range = {"key": _b64(start or b"\0"), "range_end": _b64(_range_end(start))}
-        self._last = after  # the revision of the last event buffered, or the starting point
-        self._capacity = capacity
-        self._events: deque[WatchEvent] = deque()
-        self._wakeup: asyncio.Future[None] | None = None
-        self._error: StorageError | None = None
-        self._done = False
+        self._last = after  # the revision of the last event queued, or the starting point
         self._task = asyncio.create_task(self._pump(), name=f"etcd-watch {prefix!r}")
 
-    async def next(self) -> WatchEvent:
-        while True:
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            if self._events:
-                return self._events.popleft()
-            if self._done:
-                raise StopAsyncIteration
-            self._wakeup = asyncio.get_running_loop().create_future()
-            try:
-                await self._wakeup
-            finally:
-                self._wakeup = None
-
-    def end(self, error: StorageError | None) -> None:
-        """Stop the stream and drop buffered events; ``error`` is raised to the consumer once."""
-        if self._done:
+    def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
+        """End the queue, unregister and stop the stream task."""
+        if self.done:  # the task is cancelled once
             return
-        self._done, self._error = True, error
-        self._events.clear()
+        super().end(error, keep_buffered=keep_buffered)
         self._storage._feeds.discard(self)
         if self._task is not asyncio.current_task() and not self._task.done():
             self._task.cancel()
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
 
     async def stopped(self) -> None:
         """Wait until the stream task has finished (after ``end``)."""
@@ -544,16 +520,16 @@ class _Feed:
 
     async def _pump(self) -> None:
         delay = _RETRY_MIN
-        while not self._done:
+        while not self.done:
             try:
                 if await self._follow():
                     delay = _RETRY_MIN
             except _BROKEN_STREAM as exc:
-                _log.debug("etcd watch on %r broke: %r", self._prefix, exc)
+                _log.debug("etcd watch on %r broke: %r", self.prefix, exc)
             except StorageError as exc:
                 self.end(exc)
                 return
-            if self._done:
+            if self.done:
                 return
             await asyncio.sleep(delay * random.uniform(0.5, 1.0))
             delay = min(delay * 2, _RETRY_MAX)
@@ -599,10 +575,9 @@ class _Feed:
         elif not result.get("created") and "revision" in header:
             # A progress notification: every event up to this revision has been sent.
             self._last = max(self._last, int(header["revision"]))
-        return self._done
+        return self.done
 
     def _offer(self, events: list[Json]) -> None:
-        added = False
         storage = self._storage
         for raw in events:
             event = storage._event(raw)
@@ -610,14 +585,8 @@ class _Feed:
                 # etcd lost the previous value: a compaction at or after this event's revision.
                 storage._compacted = max(storage._compacted, event.revision)
                 raise CompactedError(self._last, storage._compacted)
-            if len(self._events) >= self._capacity:
-                self.end(WatcherOverflowError(self._prefix, self._capacity))
-                return
-            self._events.append(event)
+            self.put(event)
             self._last = event.revision
-            added = True
-        if added and self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
 
 
 class _Watch(AsyncIterator[WatchEvent]):
@@ -631,7 +600,9 @@ class _Watch(AsyncIterator[WatchEvent]):
         return self
 
     async def __anext__(self) -> WatchEvent:
-        return await self._feed.next()
+        # A coroutine of its own: while a call is pending it keeps this watch, and so the feed,
+        # alive even if the caller holds nothing else of it.
+        return await self._feed.get()
 
     async def aclose(self) -> None:
         self._feed.end(None)

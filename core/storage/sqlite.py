@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -36,9 +36,9 @@ from core.storage.interface import (
     ListResult,
     Storage,
     StorageError,
-    WatcherOverflowError,
     WatchEvent,
 )
+from core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 
@@ -490,108 +490,86 @@ def _failure(exc: Exception) -> StorageError:
     return error
 
 
-class _Watch(AsyncIterator[WatchEvent]):
-    """One watcher: replays history from the log, then yields buffered live events.
+class _Watch(EventQueue, AsyncIterator[WatchEvent]):
+    """One watcher: replays history from the log, then yields the live events it queued.
 
     It is registered before history is read, so every event committed after the history
-    snapshot is buffered; events are skipped by revision once yielded, so none repeats. The
-    storage only holds it weakly: dropping the iterator (e.g. ``break`` out of ``async for``)
-    unregisters it, as does ``aclose()``.
+    snapshot is queued; queued events the replay already yielded are skipped by revision, so
+    none repeats. The storage only holds it weakly: dropping the iterator (e.g. ``break`` out of
+    ``async for``) unregisters it, as does ``aclose()``.
     """
 
     def __init__(
         self, storage: SQLiteStorage, prefix: str, after: int, capacity: int, replay: bool
     ) -> None:
+        super().__init__(prefix, capacity)
         self._storage = storage
-        self._prefix = prefix
-        self._last = after  # revision of the last event yielded, or the starting point
-        self._capacity = capacity
-        self._replaying = replay
+        # The revision of the last history event yielded, or the starting point: live events at
+        # or before it are not queued, and those queued before the replay caught up are skipped.
+        self._last = after
+        self._replaying = replay  # until the first live event after the history is yielded
+        self._paging = replay  # history pages are left to read
         self._until: int | None = None  # the snapshot revision the replay reads up to
         self._history: deque[WatchEvent] = deque()
-        self._live: deque[WatchEvent] = deque()
-        self._wakeup: asyncio.Future[None] | None = None
-        self._error: StorageError | None = None
-        self._done = False
 
     def __aiter__(self) -> _Watch:
         return self
 
-    async def __anext__(self) -> WatchEvent:
-        while True:
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            if self._done:
-                raise StopAsyncIteration
-            if self._history:
-                event = self._history.popleft()
-                self._last = event.revision
-                return event
-            if self._replaying:
-                await self._replay_page()
-                continue
-            if self._live:
-                event = self._live.popleft()
-                if event.revision > self._last:
-                    self._last = event.revision
-                    return event
-                continue
-            self._wakeup = asyncio.get_running_loop().create_future()
-            try:
-                await self._wakeup
-            finally:
-                self._wakeup = None
+    def __anext__(self) -> Awaitable[WatchEvent]:
+        # Not a coroutine itself: once replayed, each event costs only ``get``'s coroutine.
+        return self._next_replayed() if self._replaying else self.get()
 
     async def aclose(self) -> None:
-        self.end(None)
+        self.end()
 
     def offer(self, events: list[WatchEvent]) -> None:
-        """Buffer committed events (on the loop, in revision order); overflow ends the watch."""
-        if self._done:
-            return
-        added = False
+        """Queue committed events (on the loop, in revision order); overflow ends the watch."""
         for event in events:
-            if event.revision > self._last and event.kv.key.startswith(self._prefix):
-                if len(self._live) >= self._capacity:
-                    self.end(WatcherOverflowError(self._prefix, self._capacity))
-                    return
-                self._live.append(event)
-                added = True
-        if added:
-            self._wake()
+            if event.revision > self._last and event.kv.key.startswith(self.prefix):
+                self.put(event)
 
-    def end(self, error: StorageError | None) -> None:
-        """Stop the watch, dropping buffered events; ``error`` is raised to the consumer once."""
-        if self._done:
+    def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
+        """End the watch and unregister it. Events are kept (``keep_buffered``) only once the
+        history is all read: live events kept after unread history would skip it."""
+        if self.done:  # a later end must not drop what an earlier one kept
             return
-        self._done, self._error = True, error
-        self._history.clear()
-        self._live.clear()
+        keep_buffered = keep_buffered and not self._paging
+        super().end(error, keep_buffered=keep_buffered)
+        self._paging = False
+        if not keep_buffered:
+            self._history.clear()
         self._storage._watchers.discard(self)
-        self._wake()
 
-    def _wake(self) -> None:
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
+    async def _next_replayed(self) -> WatchEvent:
+        """The next history event, reading pages as needed; then the first queued event that
+        the history did not have."""
+        while not self._history and self._paging:
+            await self._read_page()
+        if self._history:
+            event = self._history.popleft()
+            self._last = event.revision
+            return event
+        while (event := await self.get()).revision <= self._last:
+            pass
+        self._replaying = False
+        return event
 
-    async def _replay_page(self) -> None:
+    async def _read_page(self) -> None:
         try:
             events, self._until = await self._storage._read_in_thread(
-                _read_history, self._prefix, self._last, self._until
+                _read_history, self.prefix, self._last, self._until
             )
         except StorageError as exc:
             self.end(exc)
             return
         except (sqlite3.ProgrammingError, RuntimeError):
-            if self._done:  # the storage closed under the read
+            if self.done:  # the storage closed under the read
                 return
             raise
-        if self._done:
+        if self.done:
             return
         self._history.extend(events)
-        if len(events) < _HISTORY_PAGE:
-            self._replaying = False
+        self._paging = len(events) == _HISTORY_PAGE
 
 
 class SQLiteStorage(Storage):

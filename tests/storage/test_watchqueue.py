@@ -1,0 +1,84 @@
+"""EventQueue (core.storage.watchqueue), the buffer every backend's watches share: its order,
+its one ending and what that ending keeps, on its own rather than through a backend."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from core.storage.interface import (
+    EventType,
+    KeyValue,
+    StorageError,
+    WatcherOverflowError,
+    WatchEvent,
+)
+from core.storage.watchqueue import EventQueue
+
+
+def event(revision: int) -> WatchEvent:
+    return WatchEvent(EventType.ADDED, KeyValue(f"/w/{revision}", b"v", revision, revision))
+
+
+async def test_get_waits_for_put_and_keeps_the_order() -> None:
+    queue = EventQueue("/w/", 10)
+    waiting = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    queue.put(event(1))
+    queue.put(event(2))
+    assert len(queue) == 2
+    assert await asyncio.wait_for(waiting, 5) == event(1)
+    assert await queue.get() == event(2)
+    assert len(queue) == 0
+
+
+async def test_one_event_past_capacity_ends_the_queue_with_overflow_once() -> None:
+    queue = EventQueue("/w/", 2)
+    for revision in (1, 2, 3):
+        queue.put(event(revision))
+    assert queue.done and len(queue) == 0  # what was queued is dropped with the overflow
+    queue.put(event(4))  # ignored once ended
+    with pytest.raises(WatcherOverflowError) as raised:
+        await queue.get()
+    assert (raised.value.prefix, raised.value.capacity) == ("/w/", 2)
+    with pytest.raises(StopAsyncIteration):
+        await queue.get()
+
+
+async def test_end_keeping_the_buffer_delivers_it_before_the_error() -> None:
+    queue = EventQueue("/w/", 10)
+    queue.put(event(1))
+    queue.end(StorageError("gone"), keep_buffered=True)
+    queue.end(None)  # only the first end counts: neither the events nor the error go
+    assert await queue.get() == event(1)
+    with pytest.raises(StorageError, match="gone"):
+        await queue.get()
+    with pytest.raises(StopAsyncIteration):
+        await queue.get()
+
+
+async def test_end_wakes_a_waiting_get() -> None:
+    queue = EventQueue("/w/", 10)
+    waiting = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)
+    queue.end()
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(waiting, 5)
+
+
+async def test_an_overflow_ends_through_the_subclass_end() -> None:
+    class Registered(EventQueue):
+        def __init__(self) -> None:
+            super().__init__("/w/", 1)
+            self.released: list[StorageError | None] = []
+
+        def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
+            super().end(error, keep_buffered=keep_buffered)
+            self.released.append(error)
+
+    queue = Registered()
+    queue.put(event(1))
+    queue.put(event(2))
+    assert [type(error) for error in queue.released] == [WatcherOverflowError]
