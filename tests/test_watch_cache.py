@@ -91,3 +91,14 @@ async def test_each_watch_event_is_encoded_once_per_version(server: APIServer, a
     await replay.aclose()
     lines_kept = {key: value for key, value in event.memo.items() if isinstance(value, bytes)}
     assert lines_kept == {("MODIFIED", "v1"): v1_lines[0], ("MODIFIED", "v1beta2"): beta_line}
+
+
+async def test_a_continue_token_older_than_a_compaction_is_410_expired(server: APIServer, api) -> None:
+    for i in range(4):
+        await api.post(CMS, configmap(f"c-{i}"))
+    first = await api.get(CMS, params={"limit": "2"})
+    changed = await api.patch(f"{CMS}/c-0", {"data": {"n": "1"}})
+    await server.storage.compact(int(changed.body["metadata"]["resourceVersion"]))
+    expired = await api.get(CMS, params={"limit": "2", "continue": first.body["metadata"]["continue"]})
+    assert expired.status == 410 and expired.body["reason"] == "Expired"
+    assert expired.body["message"].startswith("The provided continue parameter is too old")
