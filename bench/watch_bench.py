@@ -6,6 +6,9 @@ Two servers are measured one after the other on the same machine and data:
   every watcher;
 * the naive way: the same server, but encoding every event once per watcher.
 
+Watching the storage version (apps/v1) an encoding is a splice of stored bytes; ``--version
+v1beta2`` makes every encoding a conversion too.
+
 Printed per server: deliveries per second (watchers x updates / time from the first update to
 the last delivery), p50 and p99 delivery delay (from sending an update to a watcher reading its
 event), server CPU seconds and peak RSS during the run.
@@ -30,10 +33,10 @@ from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, memory_mib, pos
 RV = re.compile(rb'"resourceVersion":"(\d+)"')
 
 
-async def watcher(session: aiohttp.ClientSession, since: str, received: list[tuple[int, float]], opened: asyncio.Event,
-                  expected: int) -> None:
+async def watcher(session: aiohttp.ClientSession, path: str, since: str, received: list[tuple[int, float]],
+                  opened: asyncio.Event, expected: int) -> None:
     """Read one watch stream, noting when each event's resourceVersion arrives; parse nothing else."""
-    async with session.get(DEPLOYMENTS, params={"watch": "1", "resourceVersion": since}) as reply:
+    async with session.get(path, params={"watch": "1", "resourceVersion": since}) as reply:
         assert reply.status == 200, await reply.text()
         opened.set()
         tail = b""
@@ -47,7 +50,7 @@ async def watcher(session: aiohttp.ClientSession, since: str, received: list[tup
                 return
 
 
-async def measure(url: str, pid: int, watchers: int, updates: int, writers: int) -> dict[str, float]:
+async def measure(url: str, pid: int, watchers: int, updates: int, writers: int, version: str) -> dict[str, float]:
     names = [f"w{i}" for i in range(writers)]
     await post_all(url, DEPLOYMENTS, [deployment(n) for n in names])
     connector = aiohttp.TCPConnector(limit=0)
@@ -57,7 +60,9 @@ async def measure(url: str, pid: int, watchers: int, updates: int, writers: int)
             since = (await reply.json())["metadata"]["resourceVersion"]
         received: list[list[tuple[int, float]]] = [[] for _ in range(watchers)]
         opened = [asyncio.Event() for _ in range(watchers)]
-        readers = [asyncio.create_task(watcher(session, since, received[i], opened[i], updates)) for i in range(watchers)]
+        watched = DEPLOYMENTS.replace("/apps/v1/", f"/apps/{version}/")
+        readers = [asyncio.create_task(watcher(session, watched, since, received[i], opened[i], updates))
+                   for i in range(watchers)]
         await asyncio.gather(*(o.wait() for o in opened))
         await asyncio.sleep(0.5)
         sent: dict[int, float] = {}
@@ -100,13 +105,14 @@ def serve_naive(port: int, data: Path) -> None:
     asyncio.run(_serve(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False)))
 
 
-async def main(watchers: int, updates: int, writers: int) -> None:
+async def main(watchers: int, updates: int, writers: int, version: str) -> None:
     variants = {"encode once": {}, "per watcher": {"program": (__file__, "--serve-naive")}}
     results = {}
     for label, options in variants.items():
         with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", **options) as (process, url):
-            results[label] = await measure(url, process.pid, watchers, updates, writers)
-    print_comparison(f"{watchers} watchers x {updates} updates of {writers} Deployments (SQLite, watch cache on)",
+            results[label] = await measure(url, process.pid, watchers, updates, writers, version)
+    print_comparison(f"{watchers} watchers of apps/{version} x {updates} updates of {writers} Deployments "
+                     "(stored as apps/v1; SQLite, watch cache on)",
                      ("once", "naive"), results["encode once"], results["per watcher"])
 
 
@@ -115,6 +121,7 @@ if __name__ == "__main__":
     parser.add_argument("--watchers", type=int, default=500)
     parser.add_argument("--updates", type=int, default=2000)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--version", default="v1", help="the version watched: v1 (stored) or v1beta2 (converted)")
     parser.add_argument("--serve-naive", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
@@ -123,4 +130,4 @@ if __name__ == "__main__":
     if args.serve_naive:
         serve_naive(args.port, args.data_dir)
     else:
-        asyncio.run(main(args.watchers, args.updates, args.writers))
+        asyncio.run(main(args.watchers, args.updates, args.writers, args.version))
