@@ -73,16 +73,20 @@ async def test_each_watch_event_is_encoded_once_per_version(server: APIServer, a
     since = created.body["metadata"]["resourceVersion"]
     async with aiohttp.ClientSession(base_url=server.url) as session:
         streams = []
-        for version in ("apps/v1", "apps/v1", "apps/v1", "apps/v1beta2"):
-            reply = await session.get(f"/{DEPLOYMENTS.format(version=version)}", params={"watch": "1", "resourceVersion": since})
+        table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}  # kubectl get -w
+        for version, headers in (("apps/v1", {}), ("apps/v1", {}), ("apps/v1", {}), ("apps/v1beta2", {}),
+                                 ("apps/v1", table), ("apps/v1", table)):
+            reply = await session.get(f"/{DEPLOYMENTS.format(version=version)}", headers=headers,
+                                      params={"watch": "1", "resourceVersion": since})
             streams.append(reply)
         await asyncio.sleep(0.1)
         await api.patch(f"/{DEPLOYMENTS.format(version='apps/v1')}/shared", {"metadata": {"labels": {"new": "label"}}})
         lines = [await asyncio.wait_for(stream.content.readline(), 5) for stream in streams]
         for stream in streams:
             stream.close()
-    v1_lines, beta_line = lines[:3], lines[3]
+    v1_lines, beta_line, table_lines = lines[:3], lines[3], lines[4:]
     assert v1_lines[0] == v1_lines[1] == v1_lines[2]
+    assert table_lines[0] == table_lines[1] and json.loads(table_lines[0])["object"]["kind"] == "Table"
     assert json.loads(beta_line)["object"]["apiVersion"] == "apps/v1beta2"
     # The storage event the watchers shared carries exactly one encoding per version, the one
     # every watcher of that version was sent.
@@ -90,7 +94,8 @@ async def test_each_watch_event_is_encoded_once_per_version(server: APIServer, a
     event = await asyncio.wait_for(anext(replay), 5)
     await replay.aclose()
     lines_kept = {key: value for key, value in event.memo.items() if isinstance(value, bytes)}
-    assert lines_kept == {("MODIFIED", "v1"): v1_lines[0], ("MODIFIED", "v1beta2"): beta_line}
+    assert lines_kept == {("MODIFIED", "v1"): v1_lines[0], ("MODIFIED", "v1beta2"): beta_line,
+                          ("MODIFIED", "v1", "application/json;as=Table;v=v1;g=meta.k8s.io", "Metadata"): table_lines[0]}
 
 
 async def test_a_continue_token_older_than_a_compaction_is_410_expired(server: APIServer, api) -> None:

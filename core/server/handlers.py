@@ -136,11 +136,7 @@ class ResourceEndpoints:
                         await response.write(orjson.dumps({"type": "BOOKMARK", "object": bookmark}) + b"\n")
                     continue
                 last_rv = str(batch[-1].obj.revision)
-                if printer is not None:
-                    lines = [orjson.dumps({"type": e.type, "object": printer.table([e.obj])}) + b"\n" for e in batch]
-                else:
-                    lines = [self._event_line(rt, e, info.version) for e in batch]
-                await response.write(b"".join(lines))
+                await response.write(b"".join(self._event_line(rt, e, info.version, printer) for e in batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
                 await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
@@ -152,14 +148,16 @@ class ResourceEndpoints:
             await response.write_eof()
         return response
 
-    def _event_line(self, rt: ResourceType, event: WatchEvent, version: str) -> bytes:
-        """One JSON watch line; every watcher of the same storage event shares it per version."""
-        key = (event.type, version)
+    def _event_line(self, rt: ResourceType, event: WatchEvent, version: str, printer: tables.TableBuilder | None) -> bytes:
+        """One watch line; every watcher of the same storage event shares it per version and
+        format (JSON, or a Table with or without the object)."""
         if not self.share_watch_encoding:  # the naive way, for benchmarks: all work per watcher
-            return orjson.dumps({"type": event.type, "object": _to_version(rt, event.obj.copy(), version)}) + b"\n"
+            event = WatchEvent(event.type, event.obj.copy())
+        key = (event.type, version) if printer is None else (event.type, version, tables.TABLE, printer.include)
         line = event.memo.get(key)
         if line is None:
-            line = event.memo[key] = orjson.dumps({"type": event.type, "object": _to_version(rt, event.obj, version)}) + b"\n"
+            obj = _to_version(rt, event.obj, version) if printer is None else printer.table([event.obj])
+            line = event.memo[key] = orjson.dumps({"type": event.type, "object": obj}) + b"\n"
         return line
 
     # -- writes -----------------------------------------------------------------------------
