@@ -269,5 +269,7 @@ def unavailable(message: str, retry_after: int | None = None) -> APIError:
     return APIError(503, StatusReason.SERVICE_UNAVAILABLE, message, {"retryAfterSeconds": retry_after} if retry_after else {})
 
 
-def timeout(message: str, retry_after: int = 1) -> APIError:
-    return APIError(504, StatusReason.TIMEOUT, f"Timeout: {message}", {"retryAfterSeconds": retry_after})
+def timeout(message: str, retry_after: int = 1, causes: list[dict[str, str]] | None = None) -> APIError:
+    details: dict[str, Any] = {"causes": causes} if causes else {}
+    details["retryAfterSeconds"] = retry_after
+    return APIError(504, StatusReason.TIMEOUT, f"Timeout: {message}", details)

@@ -508,12 +508,8 @@ def _too_old(requested: int, compacted: int) -> str:
 
 
 def _too_large(requested: int, current: int) -> errors.APIError:
-    return errors.APIError(
-        504,
-        errors.StatusReason.TIMEOUT,
-        f"Timeout: Too large resource version: {requested}, current: {current}",
-        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
-    )
+    return errors.timeout(f"Too large resource version: {requested}, current: {current}",
+                          causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}])
 
 
 _CONTINUE_EXPIRED = (
