@@ -32,6 +32,7 @@ import json
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -67,7 +68,7 @@ class Cluster:
     def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
                 params: dict[str, str] | None = None) -> Obj:
         """One JSON request; raises KplaneError for an error status."""
-        query = "?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else ""
+        query = "?" + urllib.parse.urlencode(params) if params else ""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(f"{self.url}{path}{query}", data=data, method=method,
                                          headers={"Content-Type": content_type, "Accept": "application/json"})
@@ -80,8 +81,8 @@ class Cluster:
     def path(self, api_version: str, kind: str, name: str = "", namespace: str = "default") -> str:
         """The URL path of a kind (and object), resolved through the server's own scheme."""
         group, _, version = api_version.rpartition("/")
-        rt = next((t for t in self.server.scheme.types() if t.group == group and t.kind == kind and version in t.versions), None)
-        if rt is None:
+        rt = self.server.scheme.by_kind(group, kind)
+        if rt is None or version not in rt.versions:
             raise LookupError(f"the server does not serve {kind} in {api_version}")
         base = f"/apis/{group}/{version}" if group else f"/api/{version}"
         scope = f"/namespaces/{namespace}" if rt.namespaced else ""
@@ -124,11 +125,17 @@ class Cluster:
         Blocks the calling thread: from an ``async def`` test whose event loop runs the code
         under test, use :meth:`wait_for_async`.
         """
-        check = self._check(condition, status, until, deleted)
+        def reached(obj: Obj | None) -> bool:
+            if deleted or obj is None:
+                return deleted and obj is None
+            if condition is not None and not has_condition(obj, condition, status):
+                return False
+            return until is None or until(obj)
+
         deadline = time.monotonic() + timeout
         while True:
             obj = self.get(api_version, kind, name, namespace)
-            if check(obj):
+            if reached(obj):
                 return obj
             if time.monotonic() > deadline:
                 raise TimeoutError(_timeout_message(kind, name, condition, status, deleted, obj, timeout))
@@ -137,27 +144,10 @@ class Cluster:
     async def wait_for_async(self, api_version: str, kind: str, name: str, *, namespace: str = "default",
                              condition: str | None = None, status: str = "True", until: Callable[[Obj], bool] | None = None,
                              deleted: bool = False, timeout: float = 30.0) -> Obj | None:
-        """:meth:`wait_for` for ``async def`` tests: the event loop keeps running while it waits."""
-        check = self._check(condition, status, until, deleted)
-        deadline = time.monotonic() + timeout
-        while True:
-            obj = await asyncio.to_thread(self.get, api_version, kind, name, namespace)
-            if check(obj):
-                return obj
-            if time.monotonic() > deadline:
-                raise TimeoutError(_timeout_message(kind, name, condition, status, deleted, obj, timeout))
-            await asyncio.sleep(0.05)
-
-    @staticmethod
-    def _check(condition: str | None, status: str, until: Callable[[Obj], bool] | None,
-               deleted: bool) -> Callable[[Obj | None], bool]:
-        def check(obj: Obj | None) -> bool:
-            if deleted or obj is None:
-                return deleted and obj is None
-            if condition is not None and not has_condition(obj, condition, status):
-                return False
-            return until is None or until(obj)
-        return check
+        """:meth:`wait_for` for ``async def`` tests: it polls in a worker thread, so the event loop
+        keeps running the code under test while it waits."""
+        return await asyncio.to_thread(self.wait_for, api_version, kind, name, namespace=namespace, condition=condition,
+                                       status=status, until=until, deleted=deleted, timeout=timeout)
 
 
 def has_condition(obj: Obj, condition: str, status: str = "True") -> bool:

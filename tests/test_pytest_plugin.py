@@ -32,6 +32,7 @@ def test_configmap(kplane, kplane_client):
                   "data": {"mode": "slow"}})
     assert kplane.get("v1", "ConfigMap", "settings")["data"] == {"mode": "slow"}
     assert [c["metadata"]["name"] for c in kplane.list("v1", "ConfigMap", labelSelector="team=a")] == ["settings"]
+    assert [c["metadata"]["name"] for c in kplane.list("v1", "ConfigMap", labelSelector="team in (a, b)")] == ["settings"]
     kplane.delete("v1", "ConfigMap", "settings")
     assert kplane.wait_for("v1", "ConfigMap", "settings", deleted=True) is None
 
