@@ -70,8 +70,43 @@ AVAILABLE = "Available"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # Who the server says it is when it asks a backend for itself (probes, discovery, OpenAPI).
 AGGREGATOR_USER = identity.UserInfo("system:kube-aggregator", ("system:masters",))
-DEFAULT_GROUP_PRIORITY = 1000  # a served group/version without an APIService yet
+DEFAULT_GROUP_PRIORITY = 1000  # a group Kubernetes does not list, as its CRDs get
 DEFAULT_VERSION_PRIORITY = 15
+
+# Kubernetes' own groups rank as kube-apiserver ranks them (``apiVersionPriorities``).
+GROUP_PRIORITIES = {
+    "": 18000,
+    GROUP: 18000,  # apiregistration.k8s.io
+    "apps": 17800,
+    "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "autoscaling": 17500,
+    "batch": 17400,
+    "certificates.k8s.io": 17300,
+    "networking.k8s.io": 17200,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "storage.k8s.io": 16800,
+    "admissionregistration.k8s.io": 16700,
+    "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "node.k8s.io": 16300,
+    "discovery.k8s.io": 16200,
+    "flowcontrol.apiserver.k8s.io": 16100,
+}
+VERSION_PRIORITIES = {("", "v1"): 1}
+
+
+def priorities(group: str, versions: list[str]) -> dict[str, tuple[int, int]]:
+    """(groupPriorityMinimum, versionPriority) per served version, preferred version first: the
+    preferred one gets 15, each later one one less (at least 1)."""
+    group_priority = GROUP_PRIORITIES.get(group, DEFAULT_GROUP_PRIORITY)
+    return {
+        v: (group_priority, VERSION_PRIORITIES.get((group, v), max(1, DEFAULT_VERSION_PRIORITY - i)))
+        for i, v in enumerate(versions)
+    }
 
 # RFC 9110 §7.6.1, plus what only this hop may decide (length, framing, the expectation).
 HOP_BY_HOP = frozenset({
@@ -172,7 +207,7 @@ class Aggregator:
         self.on_backend_failure: Callable[[str], None] = lambda name: None  # the availability check's hint
         self.session: aiohttp.ClientSession | None = None
         self._routes: dict[tuple[str, str], dict[str, Any]] | None = None
-        self._ssl: dict[tuple[str, bool], ssl.SSLContext | bool] = {}
+        self._ssl: dict[str, ssl.SSLContext] = {}  # by caBundle
         self._cache: dict[Any, tuple[float, Any]] = {}  # key -> (fetched at, value or BackendError)
         self._inflight: dict[Any, asyncio.Task[Any]] = {}
 
@@ -273,11 +308,9 @@ class Aggregator:
         bundle = spec.get("caBundle") or ""
         if not bundle:
             return True
-        key = (bundle, False)
-        if key not in self._ssl:
-            context = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
-            self._ssl[key] = context
-        return self._ssl[key]
+        if bundle not in self._ssl:
+            self._ssl[bundle] = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
+        return self._ssl[bundle]
 
     # -- the proxy -------------------------------------------------------------------------------
     @web.middleware
@@ -468,7 +501,7 @@ class Aggregator:
         As kube-aggregator: apiregistration.k8s.io first, then groups by their highest
         ``groupPriorityMinimum`` (ties by APIService name), versions by ``versionPriority``
         (ties GA > beta > alpha). A group/version served here without an APIService yet ranks
-        as a group Kubernetes does not know.
+        as its Local APIService will (``priorities``).
         """
         routes = self.routes() if self.api_services is not None else {}
         entries: dict[tuple[str, str], tuple[int, int, str, dict[str, Any] | None]] = {}
@@ -478,11 +511,9 @@ class Aggregator:
                 entries[gv] = (*_priorities(api_service), api_service["metadata"]["name"], api_service)
             elif gv[1] in served.get(gv[0], ()):  # a Local one of a group/version still served here
                 entries[gv] = (*_priorities(api_service), api_service["metadata"]["name"], None)
-        for group, versions in served.items():
-            for i, version in enumerate(versions):
-                if (group, version) not in entries:
-                    entries[(group, version)] = (DEFAULT_GROUP_PRIORITY, max(1, DEFAULT_VERSION_PRIORITY - i),
-                                                 f"{version}.{group}", None)
+        for group, versions in served.items():  # ranked as their Local APIServices will be
+            for version, (group_priority, version_priority) in priorities(group, list(versions)).items():
+                entries.setdefault((group, version), (group_priority, version_priority, f"{version}.{group}", None))
         ranked = sorted(entries.items(), key=lambda kv: (kv[0][0] != GROUP, -kv[1][0], kv[1][2]))
         groups: dict[str, list[tuple[tuple[str, str], tuple[int, int, str, dict[str, Any] | None]]]] = {}
         for gv, entry in ranked:

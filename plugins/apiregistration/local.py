@@ -17,6 +17,7 @@ from core.meta.types import ObjectMeta
 from core.registry.options import DeleteOptions, ListOptions
 from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
+from core.server.aggregator import is_local, priorities
 from plugins.apiregistration import validation
 from plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
 from plugins.apiregistration.types import APIService, APIServiceSpec
@@ -26,44 +27,6 @@ log = logging.getLogger(__name__)
 GROUP = "apiregistration.k8s.io"
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 ON_START = "onstart"
-DEFAULT_GROUP_PRIORITY = 1000  # a group Kubernetes does not list, as its CRDs get
-DEFAULT_VERSION_PRIORITY = 15
-
-# Kubernetes' own groups rank as kube-apiserver ranks them (``apiVersionPriorities``).
-GROUP_PRIORITIES = {
-    "": 18000,
-    GROUP: 18000,
-    "apps": 17800,
-    "events.k8s.io": 17750,
-    "authentication.k8s.io": 17700,
-    "authorization.k8s.io": 17600,
-    "autoscaling": 17500,
-    "batch": 17400,
-    "certificates.k8s.io": 17300,
-    "networking.k8s.io": 17200,
-    "policy": 17100,
-    "rbac.authorization.k8s.io": 17000,
-    "storage.k8s.io": 16800,
-    "admissionregistration.k8s.io": 16700,
-    "apiextensions.k8s.io": 16700,
-    "scheduling.k8s.io": 16600,
-    "coordination.k8s.io": 16500,
-    "node.k8s.io": 16300,
-    "discovery.k8s.io": 16200,
-    "flowcontrol.apiserver.k8s.io": 16100,
-}
-VERSION_PRIORITIES = {("", "v1"): 1}
-
-
-def priorities(group: str, versions: list[str]) -> dict[str, tuple[int, int]]:
-    """(groupPriorityMinimum, versionPriority) per served version, preferred version first: the
-    preferred one gets 15, each later one one less (at least 1)."""
-    group_priority = GROUP_PRIORITIES.get(group, DEFAULT_GROUP_PRIORITY)
-    return {
-        v: (group_priority, VERSION_PRIORITIES.get((group, v), max(1, DEFAULT_VERSION_PRIORITY - i)))
-        for i, v in enumerate(versions)
-    }
-
 
 def desired(registry: Registry) -> dict[str, APIService]:
     """The Local APIService of each group/version the scheme serves."""
@@ -103,10 +66,9 @@ async def sync_local_api_services(registry: Registry) -> None:
     page = await store.list(ctx, ListOptions())
     for item in page.items:
         meta = item.obj["metadata"]
-        spec = item.obj.get("spec") or {}
         name = meta["name"]
         stale = (meta.get("labels") or {}).get(AUTOMANAGED) is not None and name not in wanted
-        if stale and spec.get("service") is None and not spec.get("url"):
+        if stale and is_local(item.obj):
             log.info("deleting the Local APIService %s: its group/version is no longer served here", name)
             try:
                 await store.delete(_named(ctx, name), name, DeleteOptions())
