@@ -118,18 +118,15 @@ class Footprint:
         """Add what changed between two snapshots; returns just that change."""
         change = Footprint()
         change.types = {k: rt for k, rt in after.types.items() if k not in before.types}
-        change.priority = [(g, before.priority.get(g, MISSING), v) for g, v in after.priority.items()
-                           if before.priority.get(g, MISSING) is not v]
+        change.priority = _changed(before.priority, after.priority)
         for key, state in after.versions.items():
             if key[:2] in change.types or key[:2] in self.types:
                 continue  # its own kinds go as a whole
             old = before.versions.get(key)
             if old is not None and old != state:
                 change.version_edits.append(VersionEdit(key, _added(list(old.defaulters), list(state.defaulters)), old, state))
-        change.strategies = [(k, before.strategies.get(k, MISSING), v) for k, v in after.strategies.items()
-                             if before.strategies.get(k, MISSING) is not v]
-        change.scales = [(k, before.scales.get(k, MISSING), v) for k, v in after.scales.items()
-                         if before.scales.get(k, MISSING) is not v]
+        change.strategies = _changed(before.strategies, after.strategies)
+        change.scales = _changed(before.scales, after.scales)
         change.mutating = _added(before.mutating, after.mutating)
         change.validating = _added(before.validating, after.validating)
         change.informers = sorted(after.informers - before.informers)
@@ -175,12 +172,7 @@ class Footprint:
             for key, rt in self.types.items():
                 if t.scheme._types.get(key) is rt:
                     del t.scheme._types[key]
-            for group, old, new in reversed(self.priority):
-                if t.scheme._priority.get(group, MISSING) is new:
-                    if old is MISSING:
-                        del t.scheme._priority[group]
-                    else:
-                        t.scheme._priority[group] = old
+            _restore(t.scheme._priority, self.priority)
             t.scheme.changed()
         if t.informers is not None:
             for key in self.informers:  # those of resources no longer served; others may be shared
@@ -196,6 +188,11 @@ class Footprint:
 
 def _without(items: list[Any], removed: list[Any]) -> list[Any]:
     return [item for item in items if not any(item is gone for gone in removed)]
+
+
+def _changed(before: dict[Any, Any], after: dict[Any, Any]) -> list[tuple[Any, Any, Any]]:
+    """(key, old value or MISSING, new value) for each entry set or replaced: what _restore undoes."""
+    return [(k, before.get(k, MISSING), v) for k, v in after.items() if before.get(k, MISSING) is not v]
 
 
 def _restore(table: dict[Any, Any], changes: list[tuple[Any, Any, Any]]) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core import hookspecs
+from core.plugins import HOOKS
 
 SECTIONS = ("When", "Receives", "Returns", "Example")  # every hook's docstring has these, in this order
 HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py by `python -m core.hookdoc > docs/hooks.md`. "
@@ -25,7 +26,7 @@ HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py by `python -m
 
 def hooks() -> list[Callable[..., Any]]:
     """The hookspecs, in the order they are defined, which is the order kplane calls them."""
-    return [f for name, f in vars(hookspecs).items() if name.startswith("kplane_") and inspect.isfunction(f)]
+    return [getattr(hookspecs, name) for name in HOOKS]
 
 
 def parameters(hook: Callable[..., Any]) -> list[str]:
