@@ -10,14 +10,13 @@ plugin's :class:`Footprint`. That serves two purposes:
 * ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
   it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
 
-This module reads the tables of Scheme, Registry and SharedInformerFactory directly: it is
-their friend, so that they need no bookkeeping of their own for plugins.
+This module reads the tables of Scheme and Registry directly: it is their friend, so that they
+need no bookkeeping of their own for plugins. Informers go through the factory's own
+``resources()`` and ``remove()``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +79,7 @@ def snapshot(t: Targets) -> Snapshot:
         s.mutating = list(t.admission.mutating)
         s.validating = list(t.admission.validating)
     if t.informers is not None:
-        s.informers = set(t.informers._informers)
+        s.informers = t.informers.resources()
     if t.controllers is not None:
         s.controllers = set(t.controllers.known)
     return s
@@ -178,12 +177,7 @@ class Footprint:
             for key in self.informers:  # those of resources no longer served; others may be shared
                 if t.scheme is not None and t.scheme.resource(*key) is not None:
                     continue
-                t.informers._informers.pop(key, None)
-                task = t.informers._tasks.pop(key, None)
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+                await t.informers.remove(*key)
 
 
 def _without(items: list[Any], removed: list[Any]) -> list[Any]:

@@ -145,6 +145,10 @@ class SharedInformerFactory:
             self._informers[key] = Informer(self.client.resource(group, version, plural), resync=self.resync)
         return self._informers[key]
 
+    def resources(self) -> set[tuple[str, str, str]]:
+        """The (group, version, plural) of every informer asked for so far."""
+        return set(self._informers)
+
     def start(self) -> None:
         """Start every informer asked for so far that is not running yet (call again after adding)."""
         for key, informer in self._informers.items():
@@ -159,6 +163,15 @@ class SharedInformerFactory:
         except TimeoutError:
             return False
         return True
+
+    async def remove(self, group: str, version: str, plural: str) -> None:
+        """Forget one informer, stopping it if it runs (its resource is no longer served)."""
+        key = (group, version, plural)
+        self._informers.pop(key, None)
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def stop(self) -> None:
         for task in self._tasks.values():
