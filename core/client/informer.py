@@ -34,6 +34,12 @@ class Handlers:
     on_update: Callable[[Obj, Obj], None] | None = None
     on_delete: Callable[[Obj], None] | None = None
 
+    @classmethod
+    def for_any(cls, on_change: Callable[[Obj], None]) -> Handlers:
+        """One callback for every add, update (with the new state) and delete: what a controller
+        that only enqueues the object's key wants."""
+        return cls(on_add=on_change, on_update=lambda old, new: on_change(new), on_delete=on_change)
+
 
 class Informer:
     def __init__(self, resource: ResourceClient, *, resync: float = 0.0, watch_timeout: int = 300, retry: float = 1.0) -> None:

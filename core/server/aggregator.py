@@ -222,8 +222,7 @@ class Aggregator:
         if not self.serves_api_services:
             return False
         self.api_services = informers.informer(GROUP, VERSION, RESOURCE)
-        self.api_services.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
-                                                on_delete=self._changed))
+        self.api_services.add_handlers(Handlers.for_any(self._changed))
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0),  # every proxied watch holds a connection
             cookie_jar=aiohttp.DummyCookieJar(),
@@ -232,8 +231,7 @@ class Aggregator:
         )
         if self.scheme.resource("", "v1", "services") is not None:
             self.services = informers.informer("", "v1", "services")
-            self.services.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
-                                                on_delete=self._changed))
+            self.services.add_handlers(Handlers.for_any(self._changed))
         return True
 
     async def start(self, sync_timeout: float = 10.0) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -53,9 +52,9 @@ class AvailabilityController:
         self.queue: WorkQueue[str] = WorkQueue(ItemExponentialFailureRateLimiter(0.005, self.settings.probe_max_backoff))
         assert aggregator.api_services is not None
         self.informer = aggregator.api_services
-        self.informer.add_handlers(_handlers(self._enqueue))
+        self.informer.add_handlers(Handlers.for_any(self._enqueue))
         if aggregator.services is not None:
-            aggregator.services.add_handlers(_handlers(self._service_changed))
+            aggregator.services.add_handlers(Handlers.for_any(self._service_changed))
         aggregator.on_backend_failure = self.queue.add
 
     def _enqueue(self, obj: dict[str, Any]) -> None:
@@ -148,7 +147,3 @@ class AvailabilityController:
             if err.code == 404:
                 return  # deleted meanwhile
             raise
-
-
-def _handlers(on_change: Callable[[dict[str, Any]], None]) -> Handlers:
-    return Handlers(on_add=on_change, on_update=lambda old, new: on_change(new), on_delete=on_change)

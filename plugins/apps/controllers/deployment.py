@@ -89,7 +89,7 @@ class DeploymentController:
         self.recorder = EventRecorder(client, COMPONENT)
 
     async def run(self) -> None:
-        self.deployments.add_handlers(Handlers(on_add=self._enqueue, on_update=lambda _, d: self._enqueue(d), on_delete=self._enqueue))
+        self.deployments.add_handlers(Handlers.for_any(self._enqueue))
         self.replica_sets.add_handlers(Handlers(on_add=self._rs_added, on_update=self._rs_updated, on_delete=self._rs_deleted))
         self.pods.add_handlers(Handlers(on_delete=self._pod_deleted))
         self.informers.start()
