@@ -23,6 +23,7 @@ from core.plugins import PluginError, PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
+from core.server.aggregator import BACKENDS_FLAG
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
 from core.server.app import VERSION
@@ -114,6 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     serve.add_argument("--apiservice-probe-interval", type=float, default=30.0, metavar="SECONDS",
                        help="how often the backend of an available APIService is checked again (default 30)")
+    serve.add_argument(BACKENDS_FLAG, dest="apiservice_backends", action="store_true",
+                       help="proxy the group/versions of APIServices with spec.url or spec.service to those servers, "
+                            "also for groups served here (default off: such APIServices are refused). kplane does not "
+                            "authenticate yet: with this, anyone who reaches the port can make the server send "
+                            "requests to any host it can reach")
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             controllers=args.controllers,
             watch_cache=args.watch_cache,
             leader_election=election,
-            aggregation=AggregatorSettings(probe_interval=args.apiservice_probe_interval),
+            aggregation=AggregatorSettings(backends=args.apiservice_backends, probe_interval=args.apiservice_probe_interval),
         )
         try:
             return asyncio.run(_serve(config))

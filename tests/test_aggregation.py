@@ -2,7 +2,9 @@
 
 The backends are real servers: a `kplane serve --plugins coordination` process (the main server is
 started without that plugin, so coordination.k8s.io exists only through the proxy), and a tiny
-aiohttp server of the test's own where the test must see what a backend receives.
+aiohttp server of the test's own where the test must see what a backend receives. Every server
+here listens on loopback; the aggregators are started with --enable-apiservice-backends, except
+where a test shows what a server without it refuses.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from core.server.aggregator import AGGREGATED
+from core.server.aggregator import AGGREGATED, BACKENDS_FLAG, REDIRECT_REFUSED
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
@@ -86,7 +88,7 @@ def backend(tmp_path: Path) -> Iterator[Served]:
 @pytest.fixture
 def main(tmp_path: Path) -> Iterator[Served]:
     """The aggregator: every plugin but coordination, availability re-checked every second."""
-    with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers",
+    with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers", BACKENDS_FLAG,
                  "--apiservice-probe-interval", "1") as served:
         yield served
 
@@ -138,7 +140,12 @@ async def test_local_api_services_follow_the_served_groups_across_restarts(tmp_p
     assert await names(config) == first - {"v1.coordination.k8s.io"}  # no longer served: deleted
 
 
-async def test_api_service_validation(api: Client) -> None:
+async def test_api_service_validation(aggregator: APIServer) -> None:
+    async with aiohttp.ClientSession(base_url=aggregator.url) as session:
+        await _api_service_validation(Client(session))
+
+
+async def _api_service_validation(api: Client) -> None:
     wrong_name = api_service("wardle.example.com", "v1alpha1", "http://127.0.0.1:1")
     wrong_name["metadata"]["name"] = "v1alpha1.wrong.example.com"
     reply = await api.post(APISERVICES, wrong_name)
@@ -279,7 +286,7 @@ async def test_backend_down_is_503_and_unavailable_until_it_is_back(tmp_path: Pa
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, process)
-        with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers",
+        with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers", BACKENDS_FLAG,
                      "--apiservice-probe-interval", "1") as main:
             async with aiohttp.ClientSession(base_url=main.url) as session:
                 api = Client(session)
@@ -389,6 +396,10 @@ class RecordingBackend:
         return web.Response()
 
 
+def _identity_headers(headers: dict[str, list[str]]) -> list[str]:
+    return [h for h in headers if h.startswith(("x-remote-", "impersonate-")) or h == "authorization"]
+
+
 @pytest.fixture
 async def recording() -> AsyncIterator[RecordingBackend]:
     backend = RecordingBackend()
@@ -401,7 +412,7 @@ async def recording() -> AsyncIterator[RecordingBackend]:
 
 @pytest.fixture
 async def aggregator(tmp_path: Path) -> AsyncIterator[APIServer]:
-    settings = AggregatorSettings(probe_interval=1, response_timeout=1.5)
+    settings = AggregatorSettings(backends=True, probe_interval=1, response_timeout=1.5)
     server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings))
     await server.start()
     try:
@@ -420,19 +431,22 @@ async def test_front_proxy_headers_streaming_and_timeouts(recording: RecordingBa
 
         reply = await api.post(f"{base}/echo?x=1&y=a%26b", {"hello": "world"}, headers={
             "X-Remote-User": "mallory", "X-Remote-Group": "system:masters", "X-Remote-Extra-Scopes": "all",
-            "Authorization": "Bearer secret", "Connection": "keep-alive, X-Private", "X-Private": "hop", "X-Custom": "kept"})
+            "X-Remote-Uid": "0", "Impersonate-User": "admin", "Impersonate-Group": "system:masters",
+            "Impersonate-Extra-Scopes": "all", "Authorization": "Bearer secret", "Connection": "keep-alive, X-Private",
+            "X-Private": "hop", "X-Custom": "kept"})
         assert reply.status == 200 and reply.headers["X-Backend"] == "yes"
         assert reply.body == {"method": "POST", "path": f"{base}/echo?x=1&y=a%26b", "body": '{"hello": "world"}'}
         path, seen = recording.seen[-1]
         assert path == f"{base}/echo"
-        assert seen["x-remote-user"] == ["system:anonymous"]
-        assert seen["x-remote-group"] == ["system:unauthenticated"]
-        assert "x-remote-extra-scopes" not in seen and "authorization" not in seen and "x-private" not in seen
+        # a plain-http backend gets no identity at all, neither the client's claims nor the server's own
+        assert _identity_headers(seen) == [] and "x-private" not in seen
         assert seen["x-custom"] == ["kept"] and seen["content-type"] == ["application/json"]
         assert seen["x-forwarded-for"] == ["127.0.0.1"]
-        probes = [h for p, h in recording.seen if p == base]  # the availability checks, as the aggregator
-        assert probes and all(h["x-remote-user"] == ["system:kube-aggregator"] and h["x-remote-group"] == ["system:masters"]
-                              for h in probes)
+        probes = [h for p, h in recording.seen if p == base]  # the availability checks
+        assert probes and all(_identity_headers(h) == [] for h in probes)
+        assert (await api.get("/apis", headers={"Accept": AGGREGATED})).status == 200  # asks the backend for /apis
+        asked = [h for p, h in recording.seen if p == "/apis"]
+        assert asked and all(_identity_headers(h) == [] for h in asked)
 
         # no buffering: chunk 1 arrives while the backend still holds chunk 2; leaving closes the backend's side
         async with session.get(f"{base}/stream") as stream:
@@ -466,6 +480,167 @@ async def test_proxied_group_wins_over_a_local_one(recording: RecordingBackend, 
         assert (await api.patch(f"{APISERVICES}/v1beta2.apps", {"spec": {"url": None}})).status == 200
         await eventually(lambda: _status_is(api, "/apis/apps/v1beta2/deployments", 200))
         assert (await wait_available(api, "v1beta2.apps", reason="Local"))["message"] == "Local APIServices are always available"
+
+
+# -- without --enable-apiservice-backends: no backend at all -------------------------------------------
+COORDINATION = f"{APISERVICES}/v1.coordination.k8s.io"
+DEFAULT_LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+
+
+def _refused(reply: Any, field: str) -> bool:
+    causes = reply.body.get("details", {}).get("causes") or [{}]
+    return (reply.status == 422 and reply.body["reason"] == "Invalid" and BACKENDS_FLAG in reply.body["message"]
+            and (causes[0].get("field"), causes[0].get("reason")) == (field, "FieldValueForbidden"))
+
+
+async def test_without_the_flag_no_api_service_gets_a_backend(api: Client) -> None:
+    """The default server: an APIService naming a URL or a Service is refused with nothing stored,
+    and a group/version served here cannot be handed to another server."""
+    metadata = api_service("meta.example.com", "v1", "http://169.254.169.254/latest")
+    reply = await api.post(APISERVICES, metadata)
+    assert _refused(reply, "spec.url"), reply
+    assert reply.body["message"].startswith('APIService.apiregistration.k8s.io "v1.meta.example.com" is invalid: '
+                                            "spec.url: Forbidden: APIService backends are off")
+    assert (await api.post(APISERVICES, metadata, params={"dryRun": "All"})).status == 422
+    by_service = api_service("svc.example.com", "v1", "", service={"namespace": "default", "name": "anywhere"})
+    del by_service["spec"]["url"]
+    assert _refused(await api.post(APISERVICES, by_service), "spec.service")
+    assert (await api.get(f"{APISERVICES}/v1.meta.example.com")).status == 404
+    assert (await api.get(f"{APISERVICES}/v1.svc.example.com")).status == 404
+
+    before = (await api.get(COORDINATION)).body
+    refused = await api.patch(COORDINATION, {"spec": {"url": "http://127.0.0.1:1"}})
+    assert _refused(refused, "spec.url"), refused
+    assert "coordination.k8s.io/v1 is served by this server itself" in refused.body["message"]
+    assert _refused(await api.patch(COORDINATION, {"spec": {"service": {"namespace": "default", "name": "x"}}}), "spec.service")
+    replaced = {**before, "spec": {**before["spec"], "url": "http://127.0.0.1:1"}}
+    assert _refused(await api.put(COORDINATION, replaced), "spec.url")
+    after = (await api.get(COORDINATION)).body
+    assert after["spec"] == before["spec"] and after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert (available(after) or {}).get("reason") == "Local"
+    assert (await api.post(DEFAULT_LEASES, lease("still-here"))).status == 201  # Leases are still served here
+    assert (await api.get(f"{DEFAULT_LEASES}/still-here")).body["spec"]["holderIdentity"] == "me"
+    # what stays allowed: Local APIServices, and changing one that has no backend
+    local = api_service("local.example.com", "v1", "")
+    del local["spec"]["url"]
+    assert (await api.post(APISERVICES, local)).status == 201
+    assert (await api.patch(COORDINATION, {"metadata": {"annotations": {"a": "b"}}})).status == 200
+
+
+def test_kubectl_without_the_flag_is_told_which_flag(kubectl: Kubectl) -> None:
+    refused = kubectl.run("create", "-f", "-", stdin=APISERVICE_YAML.format(url="http://169.254.169.254"), check=False)
+    assert refused.returncode == 1
+    assert 'The APIService "v1.coordination.k8s.io" is invalid: spec.url: Forbidden: ' in refused.stderr
+    assert BACKENDS_FLAG in refused.stderr
+    assert kubectl.json("get", "apiservice", "v1.coordination.k8s.io")["spec"].get("url") is None
+
+
+async def test_backends_stored_before_a_restart_without_the_flag_are_not_proxied(
+        recording: RecordingBackend, tmp_path: Path) -> None:
+    name = f"v1.{RecordingBackend.GROUP}"
+    base = f"/apis/{RecordingBackend.GROUP}/v1"
+
+    async def run(backends: bool) -> APIServer:
+        settings = AggregatorSettings(backends=backends, probe_interval=1)
+        server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings))
+        await server.start()
+        return server
+
+    server = await run(backends=True)
+    try:
+        async with aiohttp.ClientSession(base_url=server.url) as session:
+            api = Client(session)
+            assert (await api.post(APISERVICES, api_service(RecordingBackend.GROUP, "v1", recording.url))).status == 201
+            assert (await api.patch(COORDINATION, {"spec": {"url": recording.url}})).status == 200
+            await wait_available(api, name)
+            await wait_available(api, "v1.coordination.k8s.io", reason="Passed")
+    finally:
+        await server.stop()
+    asked = len(recording.seen)
+
+    server = await run(backends=False)
+    try:
+        async with aiohttp.ClientSession(base_url=server.url) as session:
+            api = Client(session)
+            cond = await wait_available(api, name, "False", reason="BackendsDisabled")
+            assert cond["message"] == f"APIService backends are off: the server was started without {BACKENDS_FLAG}"
+
+            async def refused() -> bool:  # once this server's informer has the condition too
+                reply = await api.get(f"{base}/echo")
+                assert reply.status == 503, reply
+                return "is not available: BackendsDisabled" in reply.body["message"]
+            await eventually(refused, 5)
+            aggregated = (await api.get("/apis", headers={"Accept": AGGREGATED})).body
+            item = next(i for i in aggregated["items"] if i["metadata"]["name"] == RecordingBackend.GROUP)
+            assert item["versions"] == [{"version": "v1", "freshness": "Stale", "resources": []}]
+            # the built-in group/version that was pointed away is Local again, as on every start
+            coordination = (await api.get(COORDINATION)).body
+            assert "url" not in coordination["spec"] and (available(coordination) or {}).get("reason") == "Local"
+            assert (await api.post(DEFAULT_LEASES, lease("served-here"))).status == 201
+            # the stored one may be changed as long as its backend is not; a new backend is refused
+            assert (await api.patch(f"{APISERVICES}/{name}", {"metadata": {"labels": {"x": "y"}}})).status == 200
+            assert _refused(await api.patch(f"{APISERVICES}/{name}", {"spec": {"url": "http://127.0.0.1:1"}}), "spec.url")
+    finally:
+        await server.stop()
+    assert len(recording.seen) == asked  # nothing reached the backend after the restart
+
+
+# -- redirects are never followed -----------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def loopback_server(handler: Any) -> AsyncIterator[str]:
+    """An aiohttp server on a free loopback port answering every request with ``handler``."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield "http://127.0.0.1:%d" % runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
+
+
+async def test_redirects_from_a_backend_are_not_followed(aggregator: APIServer) -> None:
+    """A backend that answers its v1 discovery and redirects everything else to another address (a
+    loopback stand-in for 169.254.169.254): proxied requests get kube-aggregator's 502, discovery
+    and OpenAPI do without what it redirected, its v2 fails the availability check, and the other
+    address is never asked (the test's client follows redirects: a relayed one would reach it)."""
+    group = "redirect.test.kplane.io"
+    hits: list[str] = []
+
+    async def metadata(request: web.Request) -> web.Response:
+        hits.append(request.path)
+        return web.json_response({"secret": "credentials"})
+
+    async with loopback_server(metadata) as target:
+        async def redirecting(request: web.Request) -> web.Response:
+            if request.path == f"/apis/{group}/v1":
+                return web.json_response({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/v1",
+                                          "resources": [{"name": "things", "singularName": "thing", "namespaced": False,
+                                                         "kind": "Thing", "verbs": ["get", "create"]}]})
+            raise web.HTTPFound(f"{target}/latest/meta-data{request.path}")
+
+        async with loopback_server(redirecting) as backend, aiohttp.ClientSession(base_url=aggregator.url) as session:
+            api = Client(session)
+            assert (await api.post(APISERVICES, api_service(group, "v1", backend))).status == 201
+            assert (await api.post(APISERVICES, api_service(group, "v2", backend))).status == 201
+            await wait_available(api, f"v1.{group}")
+            cond = await wait_available(api, f"v2.{group}", "False")
+            assert (cond["reason"], cond["message"]) == ("FailedDiscoveryCheck", f"bad status from {backend}/apis/{group}/v2: 302")
+
+            for method in ("GET", "POST", "DELETE"):
+                reply = await api.request(method, f"/apis/{group}/v1/things", {} if method == "POST" else None)
+                assert (reply.status, reply.body) == (502, REDIRECT_REFUSED), reply
+                assert "Location" not in reply.headers
+            reply = await api.request("GET", f"/openapi/v3/apis/{group}/v1", headers={})
+            assert (reply.status, reply.body) == (502, REDIRECT_REFUSED)
+            aggregated = (await api.get("/apis", headers={"Accept": AGGREGATED})).body  # its /apis redirects
+            item = next(i for i in aggregated["items"] if i["metadata"]["name"] == group)
+            versions = {v["version"]: v for v in item["versions"]}
+            assert (versions["v1"]["freshness"], versions["v2"]["freshness"]) == ("Current", "Stale")
+            assert [r["resource"] for r in versions["v1"]["resources"]] == ["things"]  # from its legacy list
+            assert f"apis/{group}/v1" not in (await api.get("/openapi/v3")).body["paths"]
+    assert hits == []
 
 
 # -- kplane serve --plugins --------------------------------------------------------------------------
@@ -595,7 +770,7 @@ def test_wardle_served_by_its_own_server_through_the_aggregator(tmp_path: Path) 
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
     with serving(tmp_path / "wardle", "--plugins", "sample_api", "--no-controllers") as wardle, \
-            serving(tmp_path / "main", "--disable-plugin", "sample_api", "--no-controllers",
+            serving(tmp_path / "main", "--disable-plugin", "sample_api", "--no-controllers", BACKENDS_FLAG,
                     "--apiservice-probe-interval", "1") as main:
         env = {**os.environ, "KUBECONFIG": str(main.kubeconfig), "KUBECACHEDIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
         kubectl = Kubectl(env, tmp_path)

@@ -13,6 +13,18 @@ other names a backend, and then
   document is proxied (hashes included, so kubectl's cache keeps working);
 * :mod:`core.server.availability` checks the backend and records the ``Available`` condition.
 
+Backends are off unless the server was started with ``--enable-apiservice-backends``.
+kplane does not authenticate yet, so anyone who reaches the port could otherwise make the server
+send requests to any host it can reach (cloud metadata addresses, services on its loopback) and
+relay the answers, or hand a group/version served here (the controllers' Leases) to a server of
+their own. Without the flag the ``APIServiceBackends`` admission check (:meth:`Aggregator.admit`)
+refuses, with a 422 naming the field and the flag, any create or update that gives an APIService
+a backend (``spec.url`` or ``spec.service``, for a new group/version or one served here), and
+APIServices stored with one before are not proxied to: they are ``Available=False`` with reason
+``BackendsDisabled`` and their requests get a 503. ``spec.service`` is covered too because in
+kplane it names an address the user chose: an ExternalName Service any host, and a cluster IP is
+whatever address the Service's writer set (there is no service network, so it is dialled as it is).
+
 How a backend is reached. Kubernetes resolves ``spec.service`` through a core/v1 Service and
 speaks https to it. kplane's servers speak plain HTTP on loopback and there may be no Services
 at all, so:
@@ -26,12 +38,27 @@ at all, so:
   the APIService unavailable with reason ServiceNotFound.
 
 Requests reach the backend as they came (method, path, query, body and headers streamed both
-ways, watches included), less the hop-by-hop headers, ``Authorization`` and any ``X-Remote-*``
-the client sent. The front-proxy headers ``X-Remote-User`` and ``X-Remote-Group`` (one per group)
-then say who the user is (:mod:`core.server.identity`: ``system:anonymous`` /
-``system:unauthenticated`` until kplane authenticates). A backend that cannot be reached, does not
-answer in time, or is known to be unavailable gets the client a 503 ``ServiceUnavailable`` Status
-naming the APIService, never a hang.
+ways, watches included), less the hop-by-hop headers and every header that claims an identity:
+``Authorization``, ``Impersonate-*`` and the front-proxy headers ``X-Remote-*``, whoever set them.
+
+Identity headers. kube-aggregator tells a backend who the user is with ``X-Remote-User``,
+``X-Remote-Group``, ``X-Remote-Uid`` and ``X-Remote-Extra-*``, and a backend believes them only
+because they come over TLS from a client certificate it trusts for that (``--proxy-client-cert-file``
+and the backend's ``--requestheader-client-ca-file``). A header a backend cannot tell from one any
+client could send is a credential handed to whoever can make the server connect somewhere. The
+rule: identity headers go only over an authenticated channel, https with the proxy's client
+certificate. kplane has no such certificate yet, so neither the proxy nor the server's own
+requests (the availability probe, discovery and OpenAPI fetches) send any: a backend sees an
+anonymous request, as from any client.
+
+Redirects are never followed, as kube-aggregator with ``--aggregator-reject-forwarding-redirect``
+(its default): a proxied answer in 3xx with a ``Location`` becomes a 502 "the backend attempted
+to redirect this request, which is not permitted", so no client is sent to another host with its
+credentials; the probe and the discovery and OpenAPI fetches treat any 3xx as a failure. The one
+redirect relayed is an OpenAPI document's to itself at its current hash (a path on this server,
+as kube-aggregator answers a stale hash). A backend that cannot be reached, does not answer in
+time, or is known to be unavailable gets the client a 503 ``ServiceUnavailable`` Status naming
+the APIService, never a hang.
 
 The APIServices are read through an informer on the server's loopback client, like any client
 would: a change is effective here once the watch delivered it (milliseconds).
@@ -49,7 +76,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -59,17 +86,18 @@ from yarl import URL
 
 from core.client.informer import Handlers, Informer, SharedInformerFactory
 from core.meta import errors
+from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.runtime.gvk import version_priority_key
 from core.runtime.scheme import Scheme
-from core.server import identity
 
 log = logging.getLogger(__name__)
 
 GROUP, VERSION, RESOURCE = "apiregistration.k8s.io", "v1", "apiservices"
 AVAILABLE = "Available"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-# Who the server says it is when it asks a backend for itself (probes, discovery, OpenAPI).
-AGGREGATOR_USER = identity.UserInfo("system:kube-aggregator", ("system:masters",))
+BACKENDS_FLAG = "--enable-apiservice-backends"
+BACKENDS_DISABLED = "BackendsDisabled"  # the Available condition's reason while the flag is off
+REDIRECT_REFUSED = "the backend attempted to redirect this request, which is not permitted"
 DEFAULT_GROUP_PRIORITY = 1000  # a group Kubernetes does not list, as its CRDs get
 DEFAULT_VERSION_PRIORITY = 15
 
@@ -113,12 +141,14 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
     "trailers", "transfer-encoding", "upgrade", "host", "content-length", "expect",
 })
-NOT_FORWARDED = frozenset({"authorization"})  # the front proxy vouches for the user instead
-REMOTE_PREFIX = "x-remote-"
+# Headers that claim an identity: a backend gets none of them (see "Identity headers" above).
+NOT_FORWARDED = frozenset({"authorization"})
+IDENTITY_PREFIXES = ("x-remote-", "impersonate-")
 
 
 @dataclass
 class Settings:
+    backends: bool = False  # proxy to spec.url / spec.service backends at all (--enable-apiservice-backends)
     probe_interval: float = 30.0  # an available backend is checked again this often
     probe_timeout: float = 5.0  # one availability check
     probe_max_backoff: float = 5.0  # an unavailable backend is checked again within this
@@ -170,14 +200,14 @@ def _priorities(api_service: dict[str, Any]) -> tuple[int, int]:
     return int(spec.get("groupPriorityMinimum") or 0), int(spec.get("versionPriority") or 0)
 
 
-def proxy_headers(incoming: Any, user: identity.UserInfo, peer: str | None = None) -> CIMultiDict[str]:
-    """The headers a backend gets: the client's, less hop-by-hop ones, its credentials and any
-    front-proxy header it tried to set, plus the front-proxy headers of ``user``."""
+def proxy_headers(incoming: Any, peer: str | None = None) -> CIMultiDict[str]:
+    """The headers a backend gets: the client's, less hop-by-hop ones and any that claims an
+    identity (credentials, impersonation, front-proxy headers), plus ``X-Forwarded-For``."""
     connection_listed = {h.strip().lower() for v in incoming.getall("Connection", []) for h in v.split(",")}
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in incoming.items():
         low = name.lower()
-        if low in HOP_BY_HOP or low in NOT_FORWARDED or low in connection_listed or low.startswith(REMOTE_PREFIX):
+        if low in HOP_BY_HOP or low in NOT_FORWARDED or low in connection_listed or low.startswith(IDENTITY_PREFIXES):
             continue
         if low == "x-forwarded-for":
             continue
@@ -187,12 +217,6 @@ def proxy_headers(incoming: Any, user: identity.UserInfo, peer: str | None = Non
         out["X-Forwarded-For"] = f"{forwarded}, {peer}" if forwarded else peer
     elif forwarded:
         out["X-Forwarded-For"] = forwarded
-    out["X-Remote-User"] = user.name
-    for group in user.groups:
-        out.add("X-Remote-Group", group)
-    for key, values in user.extra.items():
-        for value in values:
-            out.add(f"X-Remote-Extra-{quote(key, safe='')}", value)
     return out
 
 
@@ -216,11 +240,13 @@ class Aggregator:
     def serves_api_services(self) -> bool:
         return self.scheme.resource(GROUP, VERSION, RESOURCE) is not None
 
-    def attach(self, informers: SharedInformerFactory) -> bool:
+    def attach(self, informers: SharedInformerFactory, admission: AdmissionChain) -> bool:
         """Ask ``informers`` (the server's loopback ones, not started yet) for what aggregation
-        reads; False when this server has no APIServices, and aggregation stays off."""
+        reads and join the admission chain; False when this server has no APIServices, and
+        aggregation stays off."""
         if not self.serves_api_services:
             return False
+        admission.add_validating("APIServiceBackends", self.admit)
         self.api_services = informers.informer(GROUP, VERSION, RESOURCE)
         self.api_services.add_handlers(Handlers.for_any(self._changed))
         self.session = aiohttp.ClientSession(
@@ -252,6 +278,25 @@ class Aggregator:
         self._routes = None
         self._cache.clear()  # a backend moved, appeared, or changed availability: ask it afresh
 
+    def admit(self, request: AdmissionRequest) -> None:
+        """Refuse, while backends are off, a create or update that gives an APIService a backend
+        it did not have (one stored with it before keeps it, unproxied, until changed)."""
+        rt = request.resource
+        if self.settings.backends or (rt.group, rt.plural) != (GROUP, RESOURCE) or request.subresource \
+                or request.operation is Operation.DELETE:
+            return
+        spec = request.obj.spec
+        field = "spec.url" if spec.url else "spec.service" if spec.service is not None else ""
+        old = request.old.spec if request.old is not None else None
+        if not field or (old is not None and (old.url, old.service) == (spec.url, spec.service)):
+            return
+        group, version = spec.group or "", spec.version or ""
+        served = version in self.scheme.groups().get(group, ())
+        why = (f"{'/'.join(filter(None, (group, version)))} is served by this server itself; " if served else "") + \
+            (f"APIService backends are off: start the server with {BACKENDS_FLAG} to allow them (it does not "
+             "authenticate yet: anyone who reaches it could then point it at any host)")
+        raise errors.invalid_object("APIService", GROUP, request.obj.metadata.name or request.name, [errors.forbidden(field, why)])
+
     # -- who serves what -----------------------------------------------------------------------------
     def all_api_services(self) -> list[dict[str, Any]]:
         return self.api_services.indexer.list() if self.api_services is not None else []
@@ -273,7 +318,10 @@ class Aggregator:
         return self.routes().get((group, version))
 
     def backend(self, api_service: dict[str, Any]) -> Backend:
-        """Where the APIService's backend listens; BackendError when that cannot be told."""
+        """Where the APIService's backend listens; BackendError when that cannot be told, or
+        when backends are off."""
+        if not self.settings.backends:
+            raise BackendError(BACKENDS_DISABLED, f"APIService backends are off: the server was started without {BACKENDS_FLAG}")
         spec = api_service.get("spec") or {}
         url = spec.get("url")
         if url:
@@ -335,7 +383,7 @@ class Aggregator:
         assert self.session is not None
         target = backend.url(request.raw_path)
         peer = request.remote
-        headers = proxy_headers(request.headers, identity.user_of(request), peer)
+        headers = proxy_headers(request.headers, peer)
         if request.content_length is not None:
             headers["Content-Length"] = str(request.content_length)
         body = request.content.iter_chunked(65536) if request.body_exists else None
@@ -354,6 +402,9 @@ class Aggregator:
             raise errors.unavailable(f'the backend of the APIService "{name}" at {backend.base} cannot be reached: '
                                      f"{describe_error(err)}") from None
         try:
+            location = upstream.headers.get("Location")
+            if 300 <= upstream.status < 400 and location and not _to_itself(request.path, location):
+                return web.Response(status=502, text=REDIRECT_REFUSED)
             return await self._relay(request, upstream)
         finally:
             upstream.close()
@@ -396,12 +447,14 @@ class Aggregator:
         return response
 
     # -- asking a backend about itself ----------------------------------------------------------------
-    async def fetch(self, api_service: dict[str, Any], path: str, accept: str) -> tuple[int, str, Any]:
-        """GET ``path`` from the backend as the aggregator: (status, content type, parsed JSON body)."""
+    async def fetch(self, api_service: dict[str, Any], path: str, accept: str,
+                    timeout: float | None = None) -> tuple[int, str, Any]:
+        """GET ``path`` from the backend, anonymously and not following redirects: (status,
+        content type, parsed JSON body); within ``timeout`` (default: the discovery timeout)."""
         backend = self.backend(api_service)
         assert self.session is not None
-        headers = proxy_headers(CIMultiDict({"Accept": accept}), AGGREGATOR_USER)
-        async with asyncio.timeout(self.settings.discovery_timeout):
+        headers = {"Accept": accept}
+        async with asyncio.timeout(self.settings.discovery_timeout if timeout is None else timeout):
             async with self.session.get(backend.url(path), headers=headers, ssl=backend.ssl, allow_redirects=False) as reply:
                 raw = await reply.read()
                 try:
@@ -562,6 +615,12 @@ def _from_legacy(group: str, version: str, resource_list: dict[str, Any]) -> lis
             if entry.get(key):
                 found[key] = entry[key]
     return list(resources.values())
+
+
+def _to_itself(path: str, location: str) -> bool:
+    """An OpenAPI document's redirect to the same document (its current hash) on this server."""
+    target = urlsplit(location)
+    return path.startswith("/openapi/v3/") and not target.scheme and not target.netloc and target.path == path
 
 
 def _host(host: str) -> str:

@@ -97,7 +97,7 @@ class APIServer:
         self.informers = SharedInformerFactory(self._loopback)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
         aggregator = Aggregator(self.scheme, cfg.aggregation)
-        availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers) else None
+        availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers, self.admission) else None
         self.aggregator = aggregator if availability is not None else None
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator)

@@ -1,18 +1,21 @@
 """The ``Available`` condition of proxied APIServices (kube-aggregator's AvailableConditionController).
 
 For every APIService with a backend, the server asks the backend for its group/version's
-discovery document (``GET /apis/<group>/<version>`` as ``system:kube-aggregator`` in
-``system:masters``) whenever the APIService or its Service changes, every
+discovery document (``GET /apis/<group>/<version>``, anonymously and not following redirects: see
+"Identity headers" in :mod:`core.server.aggregator`) whenever the APIService or its Service changes, every
 :attr:`Settings.probe_interval` seconds while it answers, soon after a proxied request found it
 unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff` seconds while it does
 not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
 condition is
 
 * ``True``, reason ``Passed``, message ``all checks passed``: any 2xx answer;
-* ``False``, reason ``FailedDiscoveryCheck``: a non-2xx status (``bad status from URL: 503``), no
+* ``False``, reason ``FailedDiscoveryCheck``: a non-2xx status (``bad status from URL: 503``; a
+  redirect is one too, as for kube-aggregator's check, which never follows one), no
   answer (``failing or missing response from URL: ...``) or none in time (``timed out waiting for URL``);
 * ``False``, reason ``ServiceNotFound`` / ``ServicePortError`` / ``MissingEndpoints``, or
-  ``Unknown`` with ``ServiceAccessError``: ``spec.service`` names no usable Service.
+  ``Unknown`` with ``ServiceAccessError``: ``spec.service`` names no usable Service;
+* ``False``, reason ``BackendsDisabled``: the server was started without
+  ``--enable-apiservice-backends``, so it asks (and proxies to) no backend at all.
 
 The status is written (``PUT .../status``) only when the condition changes, and
 ``lastTransitionTime`` moves only when its status does.
@@ -26,15 +29,14 @@ import logging
 from typing import Any
 
 import aiohttp
-from multidict import CIMultiDict
 
 from core.client.informer import Handlers
 from core.client.rest import ApiError, RESTClient
 from core.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
 from core.controllers.worker import work
 from core.meta import clock
-from core.server.aggregator import (AGGREGATOR_USER, AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError,
-                                    condition, describe_error, group_version, is_local, proxy_headers)
+from core.server.aggregator import (AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError, condition,
+                                    describe_error, group_version, is_local)
 
 log = logging.getLogger(__name__)
 
@@ -106,17 +108,12 @@ class AvailabilityController:
     async def probe(self, api_service: dict[str, Any]) -> str | None:
         """None when the backend answers its discovery URL with a 2xx, else why not."""
         group, version = group_version(api_service)
-        backend = self.aggregator.backend(api_service)
-        url = backend.url(f"/apis/{group}/{version}")
-        session = self.aggregator.session
-        assert session is not None
-        headers = proxy_headers(CIMultiDict({"Accept": "application/json"}), AGGREGATOR_USER)
+        path = f"/apis/{group}/{version}"
+        url = self.aggregator.backend(api_service).url(path)
         try:
-            async with asyncio.timeout(self.settings.probe_timeout):
-                async with session.get(url, headers=headers, ssl=backend.ssl, allow_redirects=False) as reply:
-                    await reply.read()
-                    if not 200 <= reply.status < 300:
-                        return f"bad status from {url}: {reply.status}"
+            status, _, _ = await self.aggregator.fetch(api_service, path, "application/json", self.settings.probe_timeout)
+            if not 200 <= status < 300:
+                return f"bad status from {url}: {status}"
         except TimeoutError:
             return f"timed out waiting for {url}"
         except (aiohttp.ClientError, OSError) as err:

@@ -3,8 +3,9 @@ own group).
 
 An APIService with a backend (``spec.service``, or kplane's ``spec.url``) makes the server a
 proxy for that group/version: see :mod:`core.server.aggregator`, which serves the routing,
-discovery, OpenAPI and availability side from these objects. This plugin only defines the kind
-and keeps the Local APIServices of the groups the server serves itself.
+discovery, OpenAPI and availability side from these objects, and refuses backends unless the
+server was started with ``--enable-apiservice-backends``. This plugin only defines the kind and
+keeps the Local APIServices of the groups the server serves itself.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 (kube-aggregator's ``autoregister`` controller in its "sync on start" mode).
 
 They carry the label ``kube-aggregator.kubernetes.io/automanaged: onstart``. On every start each
-served group/version gets its APIService created, or updated when its priorities changed, and
-automanaged ones for group/versions no longer served here are deleted. An APIService without the
-label, or one a user turned into a proxied one (gave a service or url), is never touched.
+served group/version gets its APIService created, or its spec put back when it differs (changed
+priorities, or a backend a user gave it: a group served here is served here again after a
+restart, as kube-aggregator's autoregister does), and automanaged Local ones for group/versions no
+longer served here are deleted. An APIService without the label is the user's and never touched.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from core.registry.options import DeleteOptions, ListOptions
 from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
 from core.server.aggregator import is_local, priorities
-from plugins.apiregistration import validation
 from plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
 from plugins.apiregistration.types import APIService, APIServiceSpec
 
@@ -54,7 +54,7 @@ async def sync_local_api_services(registry: Registry) -> None:
             if existing is None:
                 await store.create(_named(ctx, name), api_service)
                 continue
-            if (existing.metadata.labels or {}).get(AUTOMANAGED) is None or not validation.is_local(existing):
+            if (existing.metadata.labels or {}).get(AUTOMANAGED) is None:
                 continue  # the user's: left alone
             if existing.spec != api_service.spec:
                 await store.update(_named(ctx, name), name, _replacing_spec(api_service))

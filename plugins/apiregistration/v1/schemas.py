@@ -37,7 +37,8 @@ class APIServiceSpecSchema(Schema):
 
     service = fields.Nested(ServiceReferenceSchema, metadata={"description": (
         "The Service in front of the backend server. Unset (and url unset): this server serves the group/version "
-        "itself, a Local APIService; requests go to its own handlers."
+        "itself, a Local APIService; requests go to its own handlers. A backend (service or url) is accepted only "
+        "by a server started with --enable-apiservice-backends."
     )})
     url = fields.Str(metadata={"description": (
         "kplane extension: the base URL of the backend server, for a server outside any Service, such as "
