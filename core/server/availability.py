@@ -2,10 +2,10 @@
 
 For every APIService with a backend, the server asks the backend for its group/version's
 discovery document (``GET /apis/<group>/<version>``, anonymously and not following redirects: see
-"Identity headers" in :mod:`core.server.aggregator`) whenever the APIService or its Service changes, every
-:attr:`Settings.probe_interval` seconds while it answers, soon after a proxied request found it
-unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff` seconds while it does
-not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
+"Identity headers" in :mod:`core.server.aggregator`) whenever the APIService or its Service
+changes, every :attr:`Settings.probe_interval` seconds while it answers, soon after a proxied
+request found it unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff`
+seconds while it does not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
 condition is
 
 * ``True``, reason ``Passed``, message ``all checks passed``: any 2xx answer;
