@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identi
 from core.controllers.manager import ALL, ControllerManager, ControllerSelection
 from core.controllers.standard import build_controller_manager
 from core.plugins import PluginManager
+from core.privatefiles import private_dir, write_private
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
@@ -84,7 +85,8 @@ class APIServer:
 
     async def start(self) -> None:
         cfg = self.config
-        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(cfg.data_dir)
+        _warn_if_exposed(cfg.address)
         self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
@@ -184,6 +186,16 @@ def write_kubeconfig(path: Path, server: str) -> None:
         "current-context": "kplane",
         "preferences": {},
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
-    os.replace(tmp, path)
+    write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+
+
+def _warn_if_exposed(address: str) -> None:
+    """Anyone who reaches a non-loopback address may do anything: say so until authentication exists."""
+    try:
+        loopback = address == "localhost" or ipaddress.ip_address(address).is_loopback
+    except ValueError:  # a host name: it may well resolve to a public address
+        loopback = False
+    if not loopback:
+        log.warning("listening on %s, beyond this machine: kplane has no authentication or authorization yet, "
+                    "so anyone who can reach this port can read and change everything, Secrets included",
+                    address or "every address")

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from core.privatefiles import DIR_MODE, open_private, tighten
 from core.storage.interface import (
     CompactedError,
     ConflictError,
@@ -107,6 +108,14 @@ def _key_range(prefix: str, start_after: str) -> tuple[str, tuple[str, ...]]:
     if end is not None:
         condition, params = condition + " AND t.key < ?", params + (end,)
     return condition, params
+
+
+def _make_private(path: str) -> None:
+    """The database as 0600 before SQLite opens it: SQLite gives the ``-wal`` and ``-shm`` files it
+    creates the database file's mode, whatever the umask. Existing ones are tightened too."""
+    os.close(open_private(path, os.O_RDWR))
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten(path + suffix)
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -627,13 +636,18 @@ class SQLiteStorage(Storage):
         if path == ":memory:" or path.startswith("file:"):
             raise ValueError("SQLiteStorage needs a file path (WAL and the lock file need one)")
         path = os.path.abspath(path)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        os.makedirs(os.path.dirname(path), mode=DIR_MODE, exist_ok=True)
+        lock_fd = open_private(path + ".lock", os.O_RDWR)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(lock_fd)
             raise StorageError(f"{path} is in use by another process") from None
+        try:
+            _make_private(path)
+        except OSError:
+            os.close(lock_fd)
+            raise
         storage = cls(
             path,
             lock_fd,
