@@ -7,6 +7,7 @@ operator learns that it was readable by others until now.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
@@ -18,9 +19,17 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
+def new_private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) as 0700 if it is missing; an existing one is left as it is."""
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except FileExistsError:  # a file is in the way: "File exists" would not say what is wrong
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from None
+
+
 def private_dir(path: Path) -> None:
-    """Create ``path`` (and missing parents) as 0700, or tighten it if others may enter it."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create ``path`` as 0700, or tighten it if others may enter it."""
+    new_private_dir(path)
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
         path.chmod(DIR_MODE)

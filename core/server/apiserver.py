@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,10 @@ from core.storage.interface import Storage
 log = logging.getLogger(__name__)
 
 
+class StartupError(Exception):
+    """The server cannot start for a reason its operator can fix; the message says which."""
+
+
 @dataclass
 class ServerConfig:
     data_dir: Path = Path(".kplane")
@@ -60,7 +65,7 @@ class ServerConfig:
 
     @property
     def storage(self) -> str:
-        return self.storage_url or f"sqlite:///{(self.data_dir / 'state.db').resolve()}"
+        return self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path
 
 
 class APIServer:
@@ -85,7 +90,7 @@ class APIServer:
 
     async def start(self) -> None:
         cfg = self.config
-        private_dir(cfg.data_dir)
+        _prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
         self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -186,7 +191,20 @@ def write_kubeconfig(path: Path, server: str) -> None:
         "current-context": "kplane",
         "preferences": {},
     }
-    write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+    try:
+        write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+    except OSError as err:
+        raise StartupError(f"cannot write the kubeconfig {path}: {err.strerror}") from None
+
+
+def _prepare_data_dir(path: Path) -> None:
+    """The data dir, private and writable by us, or an error saying why it is not."""
+    try:
+        private_dir(path)
+    except OSError as err:
+        raise StartupError(f"cannot use the data dir {path}: {err.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StartupError(f"the data dir {path} is not writable")
 
 
 def _warn_if_exposed(address: str) -> None:

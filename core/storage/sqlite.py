@@ -23,9 +23,10 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from core.privatefiles import DIR_MODE, open_private, tighten
+from core.privatefiles import new_private_dir, open_private, tighten
 from core.storage.interface import (
     CompactedError,
     ConflictError,
@@ -636,18 +637,20 @@ class SQLiteStorage(Storage):
         if path == ":memory:" or path.startswith("file:"):
             raise ValueError("SQLiteStorage needs a file path (WAL and the lock file need one)")
         path = os.path.abspath(path)
-        os.makedirs(os.path.dirname(path), mode=DIR_MODE, exist_ok=True)
-        lock_fd = open_private(path + ".lock", os.O_RDWR)
+        try:
+            new_private_dir(Path(path).parent)
+            lock_fd = open_private(path + ".lock", os.O_RDWR)
+        except OSError as err:
+            raise StorageError(f"cannot open the database {path}: {err.strerror}") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _make_private(path)
         except BlockingIOError:
             os.close(lock_fd)
             raise StorageError(f"{path} is in use by another process") from None
-        try:
-            _make_private(path)
-        except OSError:
+        except OSError as err:
             os.close(lock_fd)
-            raise
+            raise StorageError(f"cannot open the database {path}: {err.strerror}") from None
         storage = cls(
             path,
             lock_fd,
@@ -659,9 +662,11 @@ class SQLiteStorage(Storage):
         try:
             await storage._writer.start()
             storage._conn = _connect_reader(path)
-        except BaseException:
+        except BaseException as err:
             storage._readers.shutdown()
             storage._release_lock()
+            if isinstance(err, sqlite3.Error):  # not a database, malformed, read-only...: no traceback
+                raise StorageError(f"cannot open the database {path}: {err}") from err
             raise
         if compact_interval > 0:
             storage._compactor = asyncio.create_task(
