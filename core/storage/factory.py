@@ -78,9 +78,10 @@ def _tls_options(url: str, scheme: str, query: str) -> dict[str, str]:
     for name, values in parse_qs(query, keep_blank_values=True).items():
         if name not in _TLS_OPTIONS or len(values) != 1 or not values[0]:
             raise StorageURLError(f"storage URL {url!r}: bad query parameter {name!r}")
-        if not os.path.isfile(values[0]):
-            raise StorageURLError(f"storage URL {url!r}: the {name} file {values[0]!r} does not exist")
         options[name] = values[0]
     if options and scheme != "etcds":
         raise StorageURLError(f"storage URL {url!r}: TLS options need the etcds:// scheme")
+    for name, path in options.items():
+        if not os.path.isfile(path):
+            raise StorageURLError(f"storage URL {url!r}: the {name} file {path!r} does not exist")
     return options

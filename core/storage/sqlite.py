@@ -690,13 +690,17 @@ class SQLiteStorage(Storage):
         revision: int = 0,
         limit: int = 0,
         start_after: str = "",
-        min_revision: int | None = None,  # the latest is always new enough
+        min_revision: int | None = None,  # the latest is new enough, unless not written yet
     ) -> ListResult:
         if revision < 0:
             raise ValueError(f"revision must be >= 0, got {revision}")
         if 0 < limit <= _INLINE_LIST_LIMIT:
-            return _read_list(self._reader(), prefix, revision, limit, start_after)
-        return await self._read_in_thread(_read_list, prefix, revision, limit, start_after)
+            result = _read_list(self._reader(), prefix, revision, limit, start_after)
+        else:
+            result = await self._read_in_thread(_read_list, prefix, revision, limit, start_after)
+        if min_revision and result.revision < min_revision:
+            raise FutureRevisionError(min_revision, result.revision)
+        return result
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         return await self._write("create", key, value, 0)
