@@ -25,7 +25,7 @@ from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server.aggregator import BACKENDS_FLAG
 from core.server.aggregator import Settings as AggregatorSettings
-from core.server.apiserver import APIServer, ServerConfig
+from core.server.apiserver import APIServer, ServerConfig, StartupError
 from core.server.app import VERSION
 from core.storage.interface import StorageError
 
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             return asyncio.run(_serve(config))
-        except (PluginError, StorageError, ValueError, OSError) as err:
+        except (PluginError, StorageError, StartupError, ValueError, OSError) as err:
             _report(err, args.verbose)
             return 1
     if args.command == "new-plugin":

@@ -129,7 +129,7 @@ class Store:
         revision, start_after, min_revision = await self._list_start(ctx, opts)
         name = exact_name(opts.field_selector) if opts.field_selector else None
         if name is not None and (ctx.namespace or not self.resource.namespaced):
-            return await self._list_one(ctx, opts, name, revision)
+            return await self._list_one(ctx, opts, name, revision, min_revision)
         prefix = self._list_prefix(ctx.namespace)
         filtered = opts.label_selector is not None or opts.field_selector is not None
         items: list[StoredObject] = []
@@ -154,10 +154,18 @@ class Store:
         token = _encode_continue(revision, start_after[len(prefix):]) if opts.limit and page.more else ""
         return ListPage(items, str(revision), token)
 
-    async def _list_one(self, ctx: RequestContext, opts: ListOptions, name: str, revision: int) -> ListPage:
+    async def _list_one(self, ctx: RequestContext, opts: ListOptions, name: str, revision: int,
+                        min_revision: int | None) -> ListPage:
         """``fieldSelector=metadata.name=X`` in a namespace: one key read, not a scan."""
-        if revision:
-            page = await self.storage.list(self.key(ctx.namespace, name), revision=revision, limit=1)
+        if revision or min_revision:
+            try:
+                page = await self.storage.list(self.key(ctx.namespace, name), revision=revision, limit=1,
+                                               min_revision=min_revision)
+            except st.CompactedError:
+                raise errors.expired(_too_old(revision, 0)) from None
+            except st.FutureRevisionError as err:
+                raise _too_large(err.requested, err.current) from None
+            revision = page.revision
             kv = page.items[0] if page.items and page.items[0].key == self.key(ctx.namespace, name) else None
         else:
             kv = await self.storage.get(self.key(ctx.namespace, name))
@@ -194,10 +202,8 @@ class Store:
         revision = _parse_rv(opts.resource_version)
         if opts.resource_version_match == "Exact":
             return revision, "", None
-        if revision:  # NotOlderThan a revision from the future can never be answered
-            current = await self.storage.current_revision()
-            if revision > current:
-                raise _too_large(revision, current)
+        # NotOlderThan: the storage raises FutureRevisionError for a revision it has not reached
+        # (the watch cache first waits for it a while, as kube-apiserver's cacher does).
         return 0, "", revision
 
     # -- writes -----------------------------------------------------------------------------

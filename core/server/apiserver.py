@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identi
 from core.controllers.manager import ALL, ControllerManager, ControllerSelection
 from core.controllers.standard import build_controller_manager
 from core.plugins import PluginManager
+from core.privatefiles import private_dir, write_private
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
@@ -32,6 +34,10 @@ from core.storage.factory import open_storage
 from core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
+
+
+class StartupError(Exception):
+    """The server cannot start for a reason its operator can fix; the message says which."""
 
 
 @dataclass
@@ -59,7 +65,7 @@ class ServerConfig:
 
     @property
     def storage(self) -> str:
-        return self.storage_url or f"sqlite:///{(self.data_dir / 'state.db').resolve()}"
+        return self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path
 
 
 class APIServer:
@@ -84,7 +90,8 @@ class APIServer:
 
     async def start(self) -> None:
         cfg = self.config
-        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        _prepare_data_dir(cfg.data_dir)
+        _warn_if_exposed(cfg.address)
         self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
@@ -184,6 +191,29 @@ def write_kubeconfig(path: Path, server: str) -> None:
         "current-context": "kplane",
         "preferences": {},
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
-    os.replace(tmp, path)
+    try:
+        write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+    except OSError as err:
+        raise StartupError(f"cannot write the kubeconfig {path}: {err.strerror}") from None
+
+
+def _prepare_data_dir(path: Path) -> None:
+    """The data dir, private and writable by us, or an error saying why it is not."""
+    try:
+        private_dir(path)
+    except OSError as err:
+        raise StartupError(f"cannot use the data dir {path}: {err.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StartupError(f"the data dir {path} is not writable")
+
+
+def _warn_if_exposed(address: str) -> None:
+    """Anyone who reaches a non-loopback address may do anything: say so until authentication exists."""
+    try:
+        loopback = address == "localhost" or ipaddress.ip_address(address).is_loopback
+    except ValueError:  # a host name: it may well resolve to a public address
+        loopback = False
+    if not loopback:
+        log.warning("listening on %s, beyond this machine: kplane has no authentication or authorization yet, "
+                    "so anyone who can reach this port can read and change everything, Secrets included",
+                    address or "every address")

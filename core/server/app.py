@@ -35,6 +35,13 @@ VERSION = {
 READY = web.AppKey("ready", dict)
 
 
+# What a client is told when something fails below the API: never the exception's text, which
+# may carry a storage endpoint, a file path or a Python repr. The server's log keeps the detail.
+STORAGE_TIMEOUT = "storage did not answer in time; the request may or may not have been carried out"
+STORAGE_UNAVAILABLE = "storage is unavailable; try again later"
+UNEXPECTED = "an unexpected error occurred while serving the request; the server's log has the details"
+
+
 @web.middleware
 async def status_errors(request: web.Request, handler: Any) -> web.StreamResponse:
     """Every failure leaves as a metav1.Status; an unexpected exception is a logged 500."""
@@ -43,18 +50,20 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
     except errors.APIError as err:
         return negotiation.status_response(request, err)
     except StorageTimeoutError as err:  # the write may have happened: the client must re-read
-        return negotiation.status_response(request, errors.timeout(f"storage did not answer in time: {err}"))
+        log.warning("%s %s: %s", request.method, request.path, err)
+        return negotiation.status_response(request, errors.timeout(STORAGE_TIMEOUT))
     except UnavailableError as err:
-        return negotiation.status_response(request, errors.unavailable(f"storage is unavailable: {err}", retry_after=1))
+        log.warning("%s %s: %s", request.method, request.path, err)
+        return negotiation.status_response(request, errors.unavailable(STORAGE_UNAVAILABLE, retry_after=1))
     except web.HTTPNotFound:
         return negotiation.status_response(
             request, errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource")
         )
     except web.HTTPException:
         raise
-    except Exception as err:
+    except Exception:
         log.exception("unhandled error in %s %s", request.method, request.path)
-        return negotiation.status_response(request, errors.internal_error(repr(err)))
+        return negotiation.status_response(request, errors.internal_error(UNEXPECTED))
 
 
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,

@@ -228,7 +228,7 @@ class EtcdStorage(Storage):
         revision: int = 0,
         limit: int = 0,
         start_after: str = "",
-        min_revision: int | None = None,  # every read is of the latest revision
+        min_revision: int | None = None,  # the latest is new enough, unless not written yet
     ) -> ListResult:
         if revision < 0:
             raise ValueError(f"revision must be >= 0, got {revision}")
@@ -251,6 +251,8 @@ class EtcdStorage(Storage):
             raise FutureRevisionError(revision, await self.current_revision()) from None
         items = [self._kv(kv) for kv in reply.get("kvs", ())]
         at = revision or int(reply["header"]["revision"])
+        if min_revision and at < min_revision:
+            raise FutureRevisionError(min_revision, at)
         return ListResult(items=items, revision=at, more=bool(reply.get("more")))
 
     async def create(self, key: str, value: bytes) -> KeyValue:

@@ -132,8 +132,9 @@ class Storage(abc.ABC):
         ``start_after`` resumes a paginated list after that key; ``limit`` 0 means no limit.
         ``min_revision`` (with ``revision`` 0) says any snapshot at or after that revision will do
         (``resourceVersion=0`` or ``NotOlderThan``): a cache may answer from what it holds instead
-        of first catching up with the latest write. Backends that always read the latest ignore it.
-        Raises CompactedError for a compacted revision, FutureRevisionError for one not yet written.
+        of first catching up with the latest write. Backends read the latest, which is new enough
+        unless ``min_revision`` was not written yet: then, as for ``revision``, FutureRevisionError
+        (a cache first waits a while for it). Raises CompactedError for a compacted revision.
         """
 
     @abc.abstractmethod

@@ -23,8 +23,10 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from core.privatefiles import new_private_dir, open_private, tighten
 from core.storage.interface import (
     CompactedError,
     ConflictError,
@@ -107,6 +109,14 @@ def _key_range(prefix: str, start_after: str) -> tuple[str, tuple[str, ...]]:
     if end is not None:
         condition, params = condition + " AND t.key < ?", params + (end,)
     return condition, params
+
+
+def _make_private(path: str) -> None:
+    """The database as 0600 before SQLite opens it: SQLite gives the ``-wal`` and ``-shm`` files it
+    creates the database file's mode, whatever the umask. Existing ones are tightened too."""
+    os.close(open_private(path, os.O_RDWR))
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten(path + suffix)
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -627,13 +637,20 @@ class SQLiteStorage(Storage):
         if path == ":memory:" or path.startswith("file:"):
             raise ValueError("SQLiteStorage needs a file path (WAL and the lock file need one)")
         path = os.path.abspath(path)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        lock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            new_private_dir(Path(path).parent)
+            lock_fd = open_private(path + ".lock", os.O_RDWR)
+        except OSError as err:
+            raise StorageError(f"cannot open the database {path}: {err.strerror}") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _make_private(path)
         except BlockingIOError:
             os.close(lock_fd)
             raise StorageError(f"{path} is in use by another process") from None
+        except OSError as err:
+            os.close(lock_fd)
+            raise StorageError(f"cannot open the database {path}: {err.strerror}") from None
         storage = cls(
             path,
             lock_fd,
@@ -645,9 +662,11 @@ class SQLiteStorage(Storage):
         try:
             await storage._writer.start()
             storage._conn = _connect_reader(path)
-        except BaseException:
+        except BaseException as err:
             storage._readers.shutdown()
             storage._release_lock()
+            if isinstance(err, sqlite3.Error):  # not a database, malformed, read-only...: no traceback
+                raise StorageError(f"cannot open the database {path}: {err}") from err
             raise
         if compact_interval > 0:
             storage._compactor = asyncio.create_task(
@@ -671,13 +690,17 @@ class SQLiteStorage(Storage):
         revision: int = 0,
         limit: int = 0,
         start_after: str = "",
-        min_revision: int | None = None,  # the latest is always new enough
+        min_revision: int | None = None,  # the latest is new enough, unless not written yet
     ) -> ListResult:
         if revision < 0:
             raise ValueError(f"revision must be >= 0, got {revision}")
         if 0 < limit <= _INLINE_LIST_LIMIT:
-            return _read_list(self._reader(), prefix, revision, limit, start_after)
-        return await self._read_in_thread(_read_list, prefix, revision, limit, start_after)
+            result = _read_list(self._reader(), prefix, revision, limit, start_after)
+        else:
+            result = await self._read_in_thread(_read_list, prefix, revision, limit, start_after)
+        if min_revision and result.revision < min_revision:
+            raise FutureRevisionError(min_revision, result.revision)
+        return result
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         return await self._write("create", key, value, 0)
