@@ -148,3 +148,66 @@ def test_kubectl_api_resources_wide_lists_the_real_verbs(kubectl):
     rows = {line.split()[0]: line.split() for line in kubectl.run("api-resources", "-o", "wide").stdout.splitlines()[1:]}
     assert rows["pods"] == ["pods", "po", "v1", "true", "Pod", "create,delete,deletecollection,get,list,patch,update,watch", "all"]
     assert rows["namespaces"] == ["namespaces", "ns", "v1", "false", "Namespace", "create,delete,get,list,patch,update,watch"]
+
+
+# -- served versions (--runtime-config) ------------------------------------------------------------
+BETA_DEPLOYMENTS = "/apis/apps/v1beta2/namespaces/default/deployments"
+
+
+async def _served_apps_versions(api) -> dict[str, object]:
+    """What each way of asking says about apps/v1beta2: discovery (both forms), OpenAPI, routing."""
+    aggregated = (await api.get("/apis", headers={"Accept": AGGREGATED})).body["items"]
+    return {
+        "group": [v["version"] for v in (await api.get("/apis/apps")).body["versions"]],
+        "list": [v["version"] for g in (await api.get("/apis")).body["groups"] if g["name"] == "apps" for v in g["versions"]],
+        "aggregated": [v["version"] for g in aggregated if g["metadata"]["name"] == "apps" for v in g["versions"]],
+        "openapi": sorted(k for k in (await api.get("/openapi/v3")).body["paths"] if k.startswith("apis/apps/")),
+        "resources": (await api.get("/apis/apps/v1beta2")).status,
+        "route": (await api.get(BETA_DEPLOYMENTS)).status,
+    }
+
+
+async def test_apps_v1beta2_is_not_served_by_default(api):
+    assert await _served_apps_versions(api) == {
+        "group": ["v1"], "list": ["v1"], "aggregated": ["v1"], "openapi": ["apis/apps/v1"], "resources": 404, "route": 404}
+    reply = await api.post(BETA_DEPLOYMENTS, deployment(version="apps/v1beta2"))
+    assert reply.status == 404 and reply.body["reason"] == "NotFound"
+    assert (await api.get("/apis/apps/v1/deployments")).body["items"] == []  # nothing stored
+
+
+@pytest.mark.runtime_config("apps/v1beta2=true")
+async def test_runtime_config_serves_apps_v1beta2_everywhere(api):
+    assert await _served_apps_versions(api) == {
+        "group": ["v1", "v1beta2"], "list": ["v1", "v1beta2"], "aggregated": ["v1", "v1beta2"],
+        "openapi": ["apis/apps/v1", "apis/apps/v1beta2"], "resources": 200, "route": 200}
+    created = await api.post(BETA_DEPLOYMENTS, deployment(version="apps/v1beta2"))
+    assert created.status == 201 and created.body["apiVersion"] == "apps/v1beta2"
+    beta = {r["name"]: r for r in (await api.get("/apis/apps/v1beta2")).body["resources"]}
+    assert beta["deployments"]["storageVersionHash"] == "8aSe+NMegvE="  # stored as apps/v1 all the same
+
+
+@pytest.mark.runtime_config("api/all=false,v1=true,apps/v1=true")
+async def test_runtime_config_levels_and_exceptions(api):
+    assert [g["name"] for g in (await api.get("/apis")).body["groups"]] == ["apps"]
+    assert (await api.get("/apis/coordination.k8s.io/v1/leases")).status == 404
+    assert (await api.get("/api/v1/namespaces")).status == 200
+
+
+def test_kplane_serve_runtime_config_flag(tmp_path):
+    import json
+    import subprocess
+    import sys
+    import urllib.request
+
+    from tests.servers import serving
+
+    with serving(tmp_path / "on", "--runtime-config", "apps/v1beta2=true") as served:
+        with urllib.request.urlopen(f"{served.url}/apis/apps") as reply:
+            assert [v["version"] for v in json.loads(reply.read())["versions"]] == ["v1", "v1beta2"]
+    unknown = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "x"),
+                              "--no-controllers", "--runtime-config", "apps/v1beta3=true"], capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines()[-1] == "kplane: --runtime-config names group/versions no plugin registers: apps/v1beta3"
+    bad = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--runtime-config", "apps/v1beta2=maybe"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "the value must be true or false" in bad.stderr
