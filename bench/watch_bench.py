@@ -7,7 +7,8 @@ Two servers are measured one after the other on the same machine and data:
 * the naive way: the same server, but encoding every event once per watcher.
 
 Watching the storage version (apps/v1) an encoding is a splice of stored bytes; ``--version
-v1beta2`` makes every encoding a conversion too.
+v1beta2`` makes every encoding a conversion too (the servers run with ``--runtime-config
+apps/v1beta2=true``: that version is off by default).
 
 Printed per server: deliveries per second (watchers x updates / time from the first update to
 the last delivery), p50 and p99 delivery delay (from sending an update to a watcher reading its
@@ -97,19 +98,24 @@ async def measure(url: str, pid: int, watchers: int, updates: int, writers: int,
     }
 
 
-def serve_naive(port: int, data: Path) -> None:
+def serve_naive(port: int, data: Path, runtime_config: str) -> None:
     """A kplane server that encodes every watch event once per watcher (the naive way)."""
     from core.cli import _serve
+    from core.runtime.scheme import parse_runtime_config
     from core.server.apiserver import ServerConfig
 
-    asyncio.run(_serve(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False)))
+    asyncio.run(_serve(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False,
+                                    runtime_config=parse_runtime_config(runtime_config))))
+
+
+BETA = "apps/v1beta2=true"  # served for --version v1beta2
 
 
 async def main(watchers: int, updates: int, writers: int, version: str) -> None:
     variants = {"encode once": {}, "per watcher": {"program": (__file__, "--serve-naive")}}
     results = {}
     for label, options in variants.items():
-        with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", **options) as (process, url):
+        with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", "--runtime-config", BETA, **options) as (process, url):
             results[label] = await measure(url, process.pid, watchers, updates, writers, version)
     print_comparison(f"{watchers} watchers of apps/{version} x {updates} updates of {writers} Deployments "
                      "(stored as apps/v1; SQLite, watch cache on)",
@@ -126,8 +132,9 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-controllers", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--runtime-config", default=BETA, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_naive:
-        serve_naive(args.port, args.data_dir)
+        serve_naive(args.port, args.data_dir, args.runtime_config)
     else:
         asyncio.run(main(args.watchers, args.updates, args.writers, args.version))

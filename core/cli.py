@@ -22,7 +22,7 @@ from core.controllers.standard import build_controller_manager
 from core.plugins import PluginError, PluginManager
 from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
+from core.runtime.scheme import Scheme, parse_runtime_config
 from core.server.aggregator import BACKENDS_FLAG
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig, StartupError
@@ -44,6 +44,13 @@ def _names(text: str) -> frozenset[str]:
     if not names:
         raise argparse.ArgumentTypeError("name at least one plugin")
     return names
+
+
+def _runtime_config(text: str) -> dict[str, bool]:
+    try:
+        return parse_runtime_config(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
 
 
 def _add_skip_flag(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +117,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="load only these plugins (e.g. 'sample_api' to serve one group as its own server, "
                             "for the aggregator of another); default: every installed plugin")
     _add_skip_flag(serve)
+    serve.add_argument("--runtime-config", type=_runtime_config, action="append", default=[], metavar="GROUP/VERSION=true|false[,...]",
+                       help="serve or stop serving group/versions, as kube-apiserver's flag: e.g. apps/v1beta2=true "
+                            "(registered but off by default), api/beta=false, api/all=false,v1=true; may be repeated")
     serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             watch_cache=args.watch_cache,
             leader_election=election,
             aggregation=AggregatorSettings(backends=args.apiservice_backends, probe_interval=args.apiservice_probe_interval),
+            runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
         )
         try:
             return asyncio.run(_serve(config))

@@ -288,7 +288,7 @@ class PluginManager:
             groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
             for rt in self.kinds(info):
                 versions = groups.setdefault(rt.group, {v: [] for v in served.get(rt.group, [])})
-                for version in rt.versions:
+                for version in (v for v in rt.versions if v in versions):  # served ones (--runtime-config)
                     versions[version].append({
                         "kind": rt.kind,
                         "resource": rt.plural,
@@ -308,7 +308,7 @@ class PluginManager:
                 "hooks": info.hooks,
                 "groups": [{"name": group, "preferredVersion": served[group][0],
                             "versions": [{"version": v, "resources": kinds} for v, kinds in versions.items() if kinds]}
-                           for group, versions in groups.items()],
+                           for group, versions in groups.items() if group in served],
                 "admission": {
                     "mutating": [name for name, _ in fp.mutating if chain is not None and _holds(chain.mutating, name)],
                     "validating": [name for name, _ in fp.validating if chain is not None and _holds(chain.validating, name)],

@@ -82,7 +82,7 @@ class Cluster:
         """The URL path of a kind (and object), resolved through the server's own scheme."""
         group, _, version = api_version.rpartition("/")
         rt = self.server.scheme.by_kind(group, kind)
-        if rt is None or version not in rt.versions:
+        if rt is None or self.server.scheme.resource(group, version, rt.plural) is None:
             raise LookupError(f"the server does not serve {kind} in {api_version}")
         base = f"/apis/{group}/{version}" if group else f"/api/{version}"
         scope = f"/namespaces/{namespace}" if rt.namespaced else ""

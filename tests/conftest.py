@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from core.runtime.scheme import parse_runtime_config
 from core.server.apiserver import APIServer, ServerConfig
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
@@ -71,9 +72,12 @@ class Client:
 @pytest.fixture
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
-    see exactly the writes they make."""
+    see exactly the writes they make; ``@pytest.mark.runtime_config("apps/v1beta2=true")`` is
+    its ``--runtime-config``."""
     controllers = request.node.get_closest_marker("controllers") is not None
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers))
+    runtime = request.node.get_closest_marker("runtime_config")
+    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers,
+                                 runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
     await srv.start()
     try:
         yield srv

@@ -26,6 +26,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from core.runtime.scheme import parse_runtime_config
 from core.server.aggregator import AGGREGATED, BACKENDS_FLAG, REDIRECT_REFUSED
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
@@ -109,7 +110,8 @@ async def register_coordination(api: Client, backend: Served) -> None:
 async def test_local_api_services_are_kept_for_every_served_group_version(api: Client) -> None:
     listed = (await api.get(APISERVICES)).body["items"]
     by_name = {a["metadata"]["name"]: a for a in listed}
-    assert {"v1.", "v1.apps", "v1beta2.apps", "v1.coordination.k8s.io", "v1.apiregistration.k8s.io"} <= set(by_name)
+    assert {"v1.", "v1.apps", "v1.coordination.k8s.io", "v1.apiregistration.k8s.io"} <= set(by_name)
+    assert "v1beta2.apps" not in by_name  # not served by default
     apps = by_name["v1.apps"]
     assert apps["spec"] == {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15}
     assert apps["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "onstart"}
@@ -411,9 +413,11 @@ async def recording() -> AsyncIterator[RecordingBackend]:
 
 
 @pytest.fixture
-async def aggregator(tmp_path: Path) -> AsyncIterator[APIServer]:
+async def aggregator(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     settings = AggregatorSettings(backends=True, probe_interval=1, response_timeout=1.5)
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings))
+    runtime = request.node.get_closest_marker("runtime_config")
+    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings,
+                                    runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
     await server.start()
     try:
         yield server
@@ -463,6 +467,7 @@ async def test_front_proxy_headers_streaming_and_timeouts(recording: RecordingBa
         assert time.monotonic() - began < 4
 
 
+@pytest.mark.runtime_config("apps/v1beta2=true")
 async def test_proxied_group_wins_over_a_local_one(recording: RecordingBackend, aggregator: APIServer) -> None:
     """apps is served here; an APIService with a backend for apps/v1beta2 takes it over, as a
     non-Local APIService replaces a built-in group/version in Kubernetes."""

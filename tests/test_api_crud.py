@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.builders import DEPLOYMENTS, UNSCHEDULED, configmap, deployment
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -21,7 +23,7 @@ async def test_legacy_discovery(api):
     assert (await api.get("/api")).body["versions"] == ["v1"]
     groups = (await api.get("/apis")).body
     apps = next(g for g in groups["groups"] if g["name"] == "apps")
-    assert [v["version"] for v in apps["versions"]] == ["v1", "v1beta2"]
+    assert [v["version"] for v in apps["versions"]] == ["v1"]  # apps/v1beta2 is off by default
     assert apps["preferredVersion"]["groupVersion"] == "apps/v1"
     resources = (await api.get("/apis/apps/v1")).body
     names = {r["name"]: r for r in resources["resources"]}
@@ -96,6 +98,7 @@ async def test_status_subresource_changes_only_status(api):
     assert negative.status == 422 and negative.body["details"]["causes"][0]["field"] == "status.replicas"
 
 
+@pytest.mark.runtime_config("apps/v1beta2=true")
 async def test_written_in_one_version_read_in_the_other(api):
     beta = "/apis/apps/v1beta2/namespaces/default/deployments"
     created = await api.post(beta, deployment(version="apps/v1beta2"))

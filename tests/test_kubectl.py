@@ -38,7 +38,7 @@ def test_api_resources_and_versions(kubectl):
     resources = kubectl.run("api-resources").stdout
     assert "deployments" in resources and "deploy" in resources and "apps/v1" in resources
     versions = kubectl.run("api-versions").stdout.split()
-    assert {"v1", "apps/v1", "apps/v1beta2"} <= set(versions)
+    assert {"v1", "apps/v1"} <= set(versions) and "apps/v1beta2" not in versions
 
 
 def test_deployment_lifecycle(kubectl):

@@ -173,7 +173,7 @@ def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: Inst
     out = widgets_installed.venv.run("-m", "core.cli", "plugins").stdout
     assert "widgets  (widgets_example.plugin, kplane-widgets 0.1.0)" in out
     assert "Widget (widgets.widgets.example.com): v1, v1alpha1; stored as v1; namespaced, subresources: status" in out
-    assert "Deployment (deployments.apps): v1, v1beta2; stored as v1; namespaced, subresources: scale, status" in out
+    assert "Deployment (deployments.apps): v1; stored as v1; namespaced, subresources: scale, status" in out
     assert "kplane_register_strategies" in out
 
 

@@ -39,6 +39,7 @@ async def test_deployment_table_columns_and_rows(api):
     assert row["object"]["metadata"]["name"] == "web"
 
 
+@pytest.mark.runtime_config("apps/v1beta2=true")
 async def test_include_object(api):
     await api.post(DEPLOYMENTS, deployment())
     full = await api.get(DEPLOYMENTS, headers={"Accept": TABLE_ACCEPT}, params={"includeObject": "Object"})

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import aiohttp
+import pytest
 
 from core.registry.stored import storage_bytes
 from core.server.apiserver import APIServer
@@ -68,6 +69,7 @@ async def test_pages_are_one_snapshot_while_writes_land_between_them(api) -> Non
     assert "changed" not in next(i for i in items if i["metadata"]["name"] == "page-4")["data"]
 
 
+@pytest.mark.runtime_config("apps/v1beta2=true")
 async def test_each_watch_event_is_encoded_once_per_version(server: APIServer, api) -> None:
     created = await api.post(f"/{DEPLOYMENTS.format(version='apps/v1')}", deployment("shared"))
     since = created.body["metadata"]["resourceVersion"]

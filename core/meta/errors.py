@@ -151,6 +151,8 @@ class APIError(Exception):
         return self.message
 
     def status(self) -> dict[str, Any]:
+        """The ``metav1.Status`` body, its fields in the Go struct's order (details before code),
+        so that the bytes match what kube-apiserver writes."""
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -158,11 +160,28 @@ class APIError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason.value,
-            "code": self.code,
         }
         if self.details:
-            body["details"] = self.details
+            body["details"] = status_details(self.details)
+        body["code"] = self.code
         return body
+
+
+_DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+_CAUSE_ORDER = ("reason", "message", "field")
+
+
+def status_details(details: dict[str, Any]) -> dict[str, Any]:
+    """``metav1.StatusDetails`` as Go encodes it: fields in struct order, empty ones left out
+    (all are ``omitempty``), and each cause as a ``StatusCause`` (reason, message, field)."""
+    ordered: dict[str, Any] = {}
+    for key in _DETAILS_ORDER:
+        value = details.get(key)
+        if key == "causes" and value:
+            value = [{k: cause[k] for k in _CAUSE_ORDER if cause.get(k)} for cause in value]
+        if value:
+            ordered[key] = value
+    return ordered
 
 
 def qualified(resource: str, group: str) -> str:

@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from core.registry import scale
 from core.registry.admission import AdmissionChain
 from core.registry.scale import ScaleAdapter
 from core.registry.store import Store
-from core.registry.strategy import Strategy
+from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, PostSubresource, Strategy, verbs_of
+from core.runtime.gvk import GroupVersionKind
 from core.runtime.scheme import Scheme
 from core.storage.interface import Storage
+
+# The verbs a named subresource can be reached with (the router sends no list, watch or
+# deletecollection to a subresource).
+_SUBRESOURCE_REACHABLE = frozenset({"create", "get", "patch", "update"})
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """What one resource or subresource supports, read by both the router (which answers other
+    verbs with 405) and discovery (which lists these)."""
+
+    verbs: tuple[str, ...]  # sorted, as kube-apiserver lists them
+    kind: GroupVersionKind | None = None  # None: the parent's kind, in the version asked for
+
+
+SCALE_ENDPOINT = Endpoint(tuple(sorted(SUBRESOURCE_VERBS)), GroupVersionKind(scale.GROUP, scale.VERSION, scale.KIND))
 
 
 class Registry:
@@ -27,7 +47,15 @@ class Registry:
         self._generation = -1
 
     def add_strategy(self, group: str, plural: str, strategy: Strategy, *, subresource: str = "") -> None:
-        """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour."""
+        """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour.
+
+        Raises ValueError when the strategy declares verbs it cannot serve there."""
+        verbs = verbs_of(strategy, subresource)
+        allowed = _SUBRESOURCE_REACHABLE if subresource else RESOURCE_VERBS
+        if not verbs or not verbs <= allowed:
+            raise ValueError(f"{plural}{'/' + subresource if subresource else ''}: verbs {sorted(verbs)} must be some of {sorted(allowed)}")
+        if subresource and "create" in verbs and not isinstance(strategy, PostSubresource):
+            raise ValueError(f"{plural}/{subresource}: the verb create needs a strategy with apply_post (PostSubresource)")
         self._strategies[(group, plural, subresource)] = strategy
         self.scheme.changed()  # new subresources show in discovery; stores are rebuilt
 
@@ -44,6 +72,15 @@ class Registry:
         if (group, plural) in self._scales:
             subs.add("scale")
         return sorted(subs)
+
+    def endpoint(self, group: str, plural: str, subresource: str = "") -> Endpoint | None:
+        """What ``plural.group`` (or its ``subresource``) supports; None when it is not served."""
+        if subresource == "scale":
+            return SCALE_ENDPOINT if (group, plural) in self._scales else None
+        strategy = self.strategy(group, plural, subresource)
+        if strategy is None:
+            return None
+        return Endpoint(tuple(sorted(verbs_of(strategy, subresource))), strategy.response_kind)
 
     def strategy(self, group: str, plural: str, subresource: str = "") -> Strategy | None:
         found = self._strategies.get((group, plural, subresource))

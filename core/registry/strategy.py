@@ -13,11 +13,17 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from core.meta.errors import FieldError
 from core.meta.validation import is_dns1123_subdomain
 from core.registry.printing import DEFAULT_COLUMNS, Column
+from core.runtime.gvk import GroupVersionKind
+
+#: What a resource supports unless its strategy says otherwise (kube-apiserver's generic Store).
+RESOURCE_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
+#: What a subresource that reads and writes its parent supports (a ``StatusREST``).
+SUBRESOURCE_VERBS = frozenset({"get", "patch", "update"})
 
 # k8s' name generator alphabet: no vowels (no accidental words), no confusable characters.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -58,6 +64,14 @@ class Strategy:
     return_deleted_object: bool = False
     #: What ``kubectl get`` shows (see :mod:`core.registry.printing`).
     columns: Sequence[Column] = DEFAULT_COLUMNS
+    #: The Kubernetes verbs clients may use on this resource or subresource: the router answers
+    #: any other with 405 and discovery lists exactly these. None: :data:`RESOURCE_VERBS` for a
+    #: resource; for a subresource ``create`` when it is a :class:`PostSubresource`, else
+    #: :data:`SUBRESOURCE_VERBS`.
+    verbs: frozenset[str] | None = None
+    #: The kind a subresource takes or answers when it is not its parent's (``pods/binding``
+    #: takes a core/v1 Binding); discovery's ``kind`` / ``responseKind``.
+    response_kind: GroupVersionKind | None = None
 
     def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
         """Normalise a new object before validation (e.g. clear status, set generation 1)."""
@@ -90,3 +104,21 @@ class Strategy:
     def generate_name(self, base: str) -> str:
         """A name for ``metadata.generateName``: the prefix plus five random characters."""
         return base + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
+
+
+@runtime_checkable
+class PostSubresource(Protocol):
+    """A subresource strategy that takes POST (verb ``create``) instead of GET/PUT/PATCH, as
+    ``pods/binding`` does: it turns the posted object (a kind of its own) into the parent's next
+    state, or raises."""
+
+    def apply_post(self, ctx: RequestContext, body: Any, obj: Any) -> Any: ...
+
+
+def verbs_of(strategy: Strategy, subresource: str) -> frozenset[str]:
+    """The verbs ``strategy`` serves as ``subresource`` ("" for the resource itself)."""
+    if strategy.verbs is not None:
+        return strategy.verbs
+    if not subresource:
+        return RESOURCE_VERBS
+    return frozenset({"create"}) if isinstance(strategy, PostSubresource) else SUBRESOURCE_VERBS

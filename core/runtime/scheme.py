@@ -28,6 +28,35 @@ Defaulter = Callable[[dict[str, Any]], None]
 
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 _TYPE_META = frozenset({"apiVersion", "kind"})
+# --runtime-config keys that switch every version of a stability level (kube-apiserver's).
+RUNTIME_CONFIG_LEVELS = ("api/all", "api/ga", "api/beta", "api/alpha")
+
+
+def parse_runtime_config(text: str) -> dict[str, bool]:
+    """``apps/v1beta2=true,api/alpha=false`` as kube-apiserver's ``--runtime-config`` reads it:
+    ``<group>/<version>`` (``v1`` or ``api/v1`` for the core group) or a level of
+    :data:`RUNTIME_CONFIG_LEVELS`, each ``=true`` (the default) or ``=false``.
+
+    Raises ValueError naming the bad entry."""
+    config: dict[str, bool] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        key, _, value = item.partition("=")
+        key = key.strip().strip("/")
+        if key == "api/v1":
+            key = "v1"
+        value = value.strip().lower() or "true"
+        if value not in ("true", "false"):
+            raise ValueError(f"runtime-config {item!r}: the value must be true or false")
+        if key not in RUNTIME_CONFIG_LEVELS and (key.count("/") > 1 or not key.rpartition("/")[2]):
+            raise ValueError(f"runtime-config {item!r}: expected <group>/<version>, v1, or one of {', '.join(RUNTIME_CONFIG_LEVELS)}")
+        config[key] = value == "true"
+    return config
+
+
+def _level(version: str) -> str:
+    return "api/alpha" if "alpha" in version else "api/beta" if "beta" in version else "api/ga"
 
 
 @dataclass(slots=True)
@@ -140,6 +169,8 @@ class Scheme:
     def __init__(self) -> None:
         self._types: dict[tuple[str, str], ResourceType] = {}  # (group, plural)
         self._priority: dict[str, list[str]] = {}  # group -> versions, preferred first
+        self._off_by_default: set[GroupVersion] = set()
+        self._runtime_config: dict[str, bool] = {}
         self.generation = 0  # bumped on every change, for caches of derived documents
 
     # -- registration (plugins call these from their hooks) ---------------------------------
@@ -226,6 +257,32 @@ class Scheme:
         self._priority[group] = list(versions)
         self.changed()
 
+    def set_served_by_default(self, group: str, version: str, served: bool) -> None:
+        """Whether ``group/version`` is served when ``--runtime-config`` does not say; a version
+        registered but off by default (as Kubernetes keeps removed betas' code) is converted
+        to and from like any other, only not reachable: no routes, discovery or OpenAPI."""
+        (self._off_by_default.discard if served else self._off_by_default.add)(GroupVersion(group, version))
+        self.changed()
+
+    def set_runtime_config(self, config: dict[str, bool]) -> None:
+        """The server's ``--runtime-config`` (see :func:`parse_runtime_config`)."""
+        self._runtime_config = dict(config)
+        self.changed()
+
+    def unknown_runtime_config(self) -> list[str]:
+        """``--runtime-config`` keys that name no registered group/version."""
+        registered = {rt.gvk(v).api_version for rt in self._types.values() for v in rt.versions}
+        return [key for key in self._runtime_config if key not in RUNTIME_CONFIG_LEVELS and key not in registered]
+
+    def served(self, group: str, version: str) -> bool:
+        """Whether ``group/version`` is served: its own --runtime-config entry, else its
+        stability level's (``api/beta``), else ``api/all``, else the plugin's default."""
+        config = self._runtime_config
+        for key in (GroupVersion(group, version).api_version, _level(version), "api/all"):
+            if key in config:
+                return config[key]
+        return GroupVersion(group, version) not in self._off_by_default
+
     def remove_group(self, group: str) -> None:
         for key in [k for k in self._types if k[0] == group]:
             del self._types[key]
@@ -247,8 +304,9 @@ class Scheme:
         return self._types.get((group, plural))
 
     def resource(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """The kind served as ``plural`` in ``group/version``; None when not served there."""
         rt = self._types.get((group, plural))
-        return rt if rt is not None and version in rt.versions else None
+        return rt if rt is not None and version in rt.versions and self.served(group, version) else None
 
     def by_kind(self, group: str, kind: str) -> ResourceType | None:
         for rt in self._types.values():
@@ -260,10 +318,12 @@ class Scheme:
         return list(self._types.values())
 
     def groups(self) -> dict[str, list[str]]:
-        """Each group with its served versions, preferred first."""
+        """Each group with its served versions, preferred first (groups with none left out)."""
         served: dict[str, set[str]] = {}
         for rt in self._types.values():
-            served.setdefault(rt.group, set()).update(rt.versions)
+            versions = {v for v in rt.versions if self.served(rt.group, v)}
+            if versions:
+                served.setdefault(rt.group, set()).update(versions)
         ordered = {}
         for group, versions in sorted(served.items()):
             preferred = [v for v in self._priority.get(group, []) if v in versions]
@@ -272,6 +332,9 @@ class Scheme:
         return ordered
 
     def resources_in(self, group: str, version: str) -> list[ResourceType]:
+        """The kinds served in ``group/version``, by resource name."""
+        if not self.served(group, version):
+            return []
         return sorted(
             (rt for rt in self._types.values() if rt.group == group and version in rt.versions),
             key=lambda rt: rt.plural,

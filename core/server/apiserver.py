@@ -62,6 +62,9 @@ class ServerConfig:
     share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
     aggregation: AggregatorSettings = field(default_factory=AggregatorSettings)  # probes, caches, proxy timeouts
+    # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
+    # defaults (core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
+    runtime_config: dict[str, bool] = field(default_factory=dict)
 
     @property
     def storage(self) -> str:
@@ -102,7 +105,11 @@ class APIServer:
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("")
         self.informers = SharedInformerFactory(self._loopback)
+        self.scheme.set_runtime_config(cfg.runtime_config)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
+        unknown = self.scheme.unknown_runtime_config()
+        if unknown:
+            raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
         aggregator = Aggregator(self.scheme, cfg.aggregation)
         availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers, self.admission) else None
         self.aggregator = aggregator if availability is not None else None

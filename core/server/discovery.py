@@ -9,23 +9,37 @@ only when the scheme or registry changed.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
 
-from core.registry import scale
-from core.registry.registry import Registry
+from core.registry.registry import Endpoint, Registry
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType, Scheme
+from core.server import negotiation
 
 if TYPE_CHECKING:
     from core.server.aggregator import Aggregator
 
-SCALE_KIND = {"group": scale.GROUP, "version": scale.VERSION, "kind": scale.KIND}
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-SUBRESOURCE_VERBS = ["get", "patch", "update"]
+# An APIGroupDiscovery's metadata is a whole ObjectMeta in Go, whose zero creationTimestamp
+# encodes as null: kube-apiserver writes {"name": ..., "creationTimestamp": null}.
+_NO_TIMESTAMP = {"creationTimestamp": None}
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """kube-apiserver's ``StorageVersionHash``: base64 of the first 8 bytes of the sha256 of
+    ``group/version/kind`` of the storage version. Clients (the storage version migrator) watch
+    it change to learn that stored objects need rewriting."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+def _json(body: Any, content_type: str = negotiation.JSON) -> web.Response:
+    return web.Response(body=negotiation.encode_json(body), headers={"Content-Type": content_type})
 
 
 def wants_aggregated(request: web.Request) -> bool:
@@ -47,30 +61,29 @@ class Discovery:
         self._cache: dict[str, bytes] = {}
         self._generation = -1
 
-    def _cached(self, key: str, build: Any) -> bytes:
+    def _cached(self, key: str, build: Any) -> orjson.Fragment:
+        """The document ``build`` makes, encoded once per scheme generation."""
         if self._generation != self.scheme.generation:
             self._cache.clear()
             self._generation = self.scheme.generation
         body = self._cache.get(key)
         if body is None:
             body = self._cache[key] = orjson.dumps(build())
-        return body
+        return orjson.Fragment(body)
 
     # -- /api and /apis ---------------------------------------------------------------------
     async def core_root(self, request: web.Request) -> web.Response:
         if wants_aggregated(request):
-            body = self._cached("agg:core", lambda: self._aggregated(core=True))
-            return web.Response(body=body, headers={"Content-Type": AGGREGATED})
+            return _json(self._cached("agg:core", lambda: self._aggregated(core=True)), AGGREGATED)
         host = request.host
-        body = self._cached(
+        return _json(self._cached(
             f"legacy:core:{host}",
             lambda: {
                 "kind": "APIVersions",
                 "versions": self.scheme.groups().get("", []),
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}],
             },
-        )
-        return web.Response(body=body, content_type="application/json")
+        ))
 
     def _aggregating(self) -> bool:
         return self.aggregator is not None and self.aggregator.api_services is not None
@@ -93,32 +106,28 @@ class Discovery:
         for group, versions in order:
             entries = [
                 by_name[api_service["metadata"]["name"]] if api_service is not None
-                else orjson.Fragment(self._cached(f"agg:{group}/{version}", lambda g=group, v=version: self._aggregated_version(g, v)))
+                else self._cached(f"agg:{group}/{version}", lambda g=group, v=version: self._aggregated_version(g, v))
                 for version, api_service in versions
             ]
-            items.append({"metadata": {"name": group}, "versions": entries})
-        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+            items.append(_group_discovery(group, entries))
+        return _discovery_list(items)
 
     async def groups_root(self, request: web.Request) -> web.Response:
         if self._aggregating():
             if wants_aggregated(request):
-                body = orjson.dumps(await self._aggregated_groups())
-                return web.Response(body=body, headers={"Content-Type": AGGREGATED})
+                return _json(await self._aggregated_groups(), AGGREGATED)
             listed = [self._api_group(g, [v for v, _ in vs]) for g, vs in self._ordered()]
-            body = orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": listed})
-            return web.Response(body=body, content_type="application/json")
+            return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": listed})
         if wants_aggregated(request):
-            body = self._cached("agg:groups", lambda: self._aggregated(core=False))
-            return web.Response(body=body, headers={"Content-Type": AGGREGATED})
-        body = self._cached(
+            return _json(self._cached("agg:groups", lambda: self._aggregated(core=False)), AGGREGATED)
+        return _json(self._cached(
             "legacy:groups",
             lambda: {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
                 "groups": [self._api_group(g, vs) for g, vs in self.scheme.groups().items() if g],
             },
-        )
-        return web.Response(body=body, content_type="application/json")
+        ))
 
     async def group(self, request: web.Request) -> web.Response:
         group = request.match_info["group"]
@@ -128,44 +137,51 @@ class Discovery:
             versions = self.scheme.groups().get(group)
         if not versions or not group:
             raise web.HTTPNotFound()
-        body = {"kind": "APIGroup", "apiVersion": "v1", **self._api_group(group, versions)}
-        return web.Response(body=orjson.dumps(body), content_type="application/json")
+        return _json({"kind": "APIGroup", "apiVersion": "v1", **self._api_group(group, versions)})
 
     async def resource_list(self, request: web.Request) -> web.Response:
         group = request.match_info.get("group", "")
         version = request.match_info["version"]
         if version not in self.scheme.groups().get(group, []):
             raise web.HTTPNotFound()
-        body = self._cached(f"resources:{group}/{version}", lambda: self._resource_list(group, version))
-        return web.Response(body=body, content_type="application/json")
+        return _json(self._cached(f"resources:{group}/{version}", lambda: self._resource_list(group, version)))
 
-    # -- documents --------------------------------------------------------------------------
+    # -- documents (fields in the Go structs' order, so the bytes match kube-apiserver's) --
     def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:
         listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
-    def _subresources(self, rt: ResourceType) -> list[str]:
-        return self.registry.subresources(rt.group, rt.plural)
+    def _endpoints(self, rt: ResourceType) -> list[tuple[str, Endpoint]]:
+        """The resource's own endpoint ("") and its subresources', as the registry declares them."""
+        found = []
+        for sub in ["", *self.registry.subresources(rt.group, rt.plural)]:
+            endpoint = self.registry.endpoint(rt.group, rt.plural, sub)
+            if endpoint is not None:
+                found.append((sub, endpoint))
+        return found
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
+        """``APIResourceList``: a resource's entry carries its storage version's hash, a
+        subresource's does not (kube-apiserver's subresource storages have no storage version)."""
         resources = []
         for rt in self.scheme.resources_in(group, version):
-            entry: dict[str, Any] = {
-                "name": rt.plural,
-                "singularName": rt.singular,
-                "namespaced": rt.namespaced,
-                "kind": rt.kind,
-                "verbs": VERBS,
-            }
-            if rt.short_names:
-                entry["shortNames"] = list(rt.short_names)
-            if rt.categories:
-                entry["categories"] = list(rt.categories)
-            resources.append(entry)
-            for sub in self._subresources(rt):
-                entry = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": rt.kind, "verbs": SUBRESOURCE_VERBS}
-                if sub == "scale":
-                    entry.update(group=scale.GROUP, version=scale.VERSION, kind=scale.KIND)
+            for sub, endpoint in self._endpoints(rt):
+                entry: dict[str, Any] = {
+                    "name": f"{rt.plural}/{sub}" if sub else rt.plural,
+                    "singularName": "" if sub else rt.singular,
+                    "namespaced": rt.namespaced,
+                }
+                kind = endpoint.kind
+                if kind is not None and (kind.group, kind.version) != (group, version):
+                    entry.update(group=kind.group, version=kind.version)
+                entry["kind"] = kind.kind if kind is not None else rt.kind
+                entry["verbs"] = list(endpoint.verbs)
+                if not sub:
+                    if rt.short_names:
+                        entry["shortNames"] = list(rt.short_names)
+                    if rt.categories:
+                        entry["categories"] = list(rt.categories)
+                    entry["storageVersionHash"] = storage_version_hash(rt.group, rt.storage_version, rt.kind)
                 resources.append(entry)
         return {
             "kind": "APIResourceList",
@@ -179,30 +195,42 @@ class Discovery:
         for group, versions in self.scheme.groups().items():
             if (group == "") != core:
                 continue
-            items.append({"metadata": {"name": group}, "versions": [self._aggregated_version(group, v) for v in versions]})
-        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+            items.append(_group_discovery(group, [self._aggregated_version(group, v) for v in versions]))
+        return _discovery_list(items)
 
     def _aggregated_version(self, group: str, version: str) -> dict[str, Any]:
         resources = [self._aggregated_resource(rt, version) for rt in self.scheme.resources_in(group, version)]
-        return {"version": version, "freshness": "Current", "resources": resources}
+        return {"version": version, "resources": resources, "freshness": "Current"}
 
     def _aggregated_resource(self, rt: ResourceType, version: str) -> dict[str, Any]:
-        kind = {"group": rt.group, "version": version, "kind": rt.kind}
+        """``APIResourceDiscovery`` (no storageVersionHash in the aggregated form)."""
+        own = {"group": rt.group, "version": version, "kind": rt.kind}
+        endpoints = self._endpoints(rt)
         entry: dict[str, Any] = {
             "resource": rt.plural,
-            "singularResource": rt.singular,
+            "responseKind": own,
             "scope": "Namespaced" if rt.namespaced else "Cluster",
-            "responseKind": kind,
-            "verbs": VERBS,
+            "singularResource": rt.singular,
+            "verbs": list(endpoints[0][1].verbs),
         }
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        subresources = self._subresources(rt)
+        subresources = [
+            {"subresource": sub, "responseKind": endpoint.kind._asdict() if endpoint.kind else own, "verbs": list(endpoint.verbs)}
+            for sub, endpoint in endpoints[1:]
+        ]
         if subresources:
-            entry["subresources"] = [
-                {"subresource": s, "responseKind": SCALE_KIND if s == "scale" else kind, "verbs": SUBRESOURCE_VERBS}
-                for s in subresources
-            ]
+            entry["subresources"] = subresources
         return entry
+
+
+def _group_discovery(group: str, versions: list[Any]) -> dict[str, Any]:
+    """``APIGroupDiscovery``; the core group's name is empty, so left out."""
+    metadata = {"name": group, **_NO_TIMESTAMP} if group else dict(_NO_TIMESTAMP)
+    return {"metadata": metadata, "versions": versions}
+
+
+def _discovery_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}

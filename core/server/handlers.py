@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -21,7 +21,7 @@ from core.registry import scale
 from core.registry.registry import Registry
 from core.registry.store import Store, WatchEvent
 from core.registry.stored import StoredObject
-from core.registry.strategy import RequestContext
+from core.registry.strategy import PostSubresource, RequestContext
 from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
@@ -38,13 +38,12 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
 
-
-@runtime_checkable
-class PostSubresource(Protocol):
-    """A subresource strategy that takes POST instead of GET/PUT/PATCH, as ``pods/binding`` does:
-    it turns the posted object (a kind of its own) into the parent's next state, or raises."""
-
-    def apply_post(self, ctx: RequestContext, body: Any, obj: Any) -> Any: ...
+# The Kubernetes verb of a request by method and whether it names an object (a GET of a
+# collection is list, or watch with ?watch); the resource's Endpoint says which it supports.
+_VERBS = {
+    ("GET", False): "list", ("POST", False): "create", ("DELETE", False): "deletecollection",
+    ("GET", True): "get", ("PUT", True): "update", ("PATCH", True): "patch", ("DELETE", True): "delete",
+}
 
 
 class ResourceEndpoints:
@@ -68,26 +67,28 @@ class ResourceEndpoints:
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
             raise _not_found()
+        endpoint = self.registry.endpoint(info.group, info.resource, info.subresource)
+        if endpoint is None or (info.subresource and not info.name):
+            raise _not_found()
+        method = request.method
+        verb = _VERBS.get((method, bool(info.name)))
+        if info.subresource and method == "POST":
+            verb = "create"  # a POST to a named subresource, as pods/binding takes
+        elif verb == "list" and params.flag(request.query, "watch"):
+            verb = "watch"
+        if verb not in endpoint.verbs or (verb == "create" and rt.namespaced and not info.namespace):
+            raise errors.method_not_allowed(method, f"{rt.plural}{'/' + info.subresource if info.subresource else ''}")
         if info.subresource == "scale":
-            return await self._scale(request, info, rt)
+            return await self._scale(request, info, rt, verb)
         store = self.registry.store(info.group, info.resource, info.subresource)
         if store is None:
             raise _not_found()
-        method = request.method
-        if info.name:
-            verbs = {"GET": self.get, "PUT": self.update, "PATCH": self.patch, "DELETE": self.delete}
-            if info.subresource and isinstance(store.strategy, PostSubresource):
-                verbs = {"POST": self.post_subresource}
-        elif info.subresource:
-            raise _not_found()
-        else:
-            verbs = {"GET": self.list_or_watch, "POST": self.create, "DELETE": self.delete_collection}
-        handler = verbs.get(method)
-        if handler is None or (info.subresource and method == "DELETE"):
-            raise errors.method_not_allowed(method, f"{rt.plural}{'/' + info.subresource if info.subresource else ''}")
-        if method == "POST" and rt.namespaced and not info.namespace:
-            raise errors.method_not_allowed(method, rt.plural)
-        return await handler(request, info, rt, store)
+        handlers = {
+            "get": self.get, "update": self.update, "patch": self.patch, "delete": self.delete,
+            "list": self.list_objects, "watch": self.watch, "deletecollection": self.delete_collection,
+            "create": self.post_subresource if info.subresource else self.create,
+        }
+        return await handlers[verb](request, info, rt, store)
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
@@ -97,9 +98,7 @@ class ResourceEndpoints:
             return tables.table_response(200, printer.table([stored]))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
-    async def list_or_watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
-        if params.flag(request.query, "watch"):
-            return await self.watch(request, info, rt, store)
+    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         printer = self._printer(request, info, rt)
         page = await store.list(_context(request, info), params.list_options(request.query))
         if printer is not None:
@@ -133,13 +132,13 @@ class ResourceEndpoints:
                 if batch is None:  # idle: tell the client how far it is up to date
                     if last_rv:
                         bookmark = {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": last_rv}}
-                        await response.write(orjson.dumps({"type": "BOOKMARK", "object": bookmark}) + b"\n")
+                        await response.write(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
                     continue
                 last_rv = str(batch[-1].obj.revision)
                 await response.write(b"".join(self._event_line(rt, e, info.version, printer) for e in batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
-                await response.write(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+                await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
         except ConnectionResetError:
             return response  # the client went away; nothing more to say to it
         finally:
@@ -157,7 +156,7 @@ class ResourceEndpoints:
         line = event.memo.get(key)
         if line is None:
             obj = _to_version(rt, event.obj, version) if printer is None else printer.table([event.obj])
-            line = event.memo[key] = orjson.dumps({"type": event.type, "object": obj}) + b"\n"
+            line = event.memo[key] = negotiation.encode_json({"type": event.type, "object": obj})
         return line
 
     # -- writes -----------------------------------------------------------------------------
@@ -226,29 +225,27 @@ class ResourceEndpoints:
         return negotiation.respond(request, 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, ctx.warnings)
 
     # -- /scale ----------------------------------------------------------------------------
-    async def _scale(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
-        """GET, PUT and PATCH of autoscaling/v1 Scale, applied to the parent object."""
+    async def _scale(self, request: web.Request, info: RequestInfo, rt: ResourceType, verb: str) -> web.Response:
+        """get, update and patch of autoscaling/v1 Scale, applied to the parent object."""
         adapter = self.registry.scale(info.group, info.resource)
         store = self.registry.store(info.group, info.resource)
-        if adapter is None or store is None or not info.name:
+        if adapter is None or store is None:
             raise _not_found()
         ctx = _context(request, info)
         storage = rt.storage_version
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
-        if request.method == "GET":
+        if verb == "get":
             return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
-        if request.method == "PUT":
+        if verb == "update":
             body = negotiation.decode(await negotiation.read_body(request), negotiation.media_type(request.headers.get("Content-Type")))
 
             def wanted(current: dict[str, Any]) -> Any:
                 return body
-        elif request.method == "PATCH":
+        else:
             content_type, document = await _read_patch(request)
 
             def wanted(current: dict[str, Any]) -> Any:
                 return _apply_patch(content_type, adapter.scale_of(current), document, scale.SCALE_SHAPE)
-        else:
-            raise errors.method_not_allowed(request.method, f"{rt.plural}/scale")
 
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
@@ -315,9 +312,7 @@ def _list_body(rt: ResourceType, version: str, items: list[StoredObject], rv: st
 
 def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
     meta = stored.obj["metadata"]
-    details = {"name": meta["name"], "kind": rt.plural, "uid": meta.get("uid", "")}
-    if rt.group:
-        details["group"] = rt.group
+    details = errors.status_details({"name": meta["name"], "group": rt.group, "kind": rt.plural, "uid": meta.get("uid", "")})
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from core.meta import errors
 from core.registry.printing import Column
 from core.registry.stored import StoredObject
 from core.runtime.scheme import ResourceType
+from core.server import negotiation
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
@@ -66,4 +66,4 @@ class TableBuilder:
 
 
 def table_response(status: int, table: dict[str, Any]) -> web.Response:
-    return web.Response(status=status, body=orjson.dumps(table), headers={"Content-Type": TABLE})
+    return web.Response(status=status, body=negotiation.encode_json(table), headers={"Content-Type": TABLE})

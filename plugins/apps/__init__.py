@@ -1,5 +1,8 @@
-"""The apps API group: Deployment and ReplicaSet, served at apps/v1 and apps/v1beta2, stored
-as apps/v1; and their controllers."""
+"""The apps API group: Deployment and ReplicaSet at apps/v1, and their controllers.
+
+apps/v1beta2 is registered too, as the example of a second version converting through the
+internal form, but it is off by default, as in Kubernetes (not served since 1.16): serve it with
+``kplane serve --runtime-config apps/v1beta2=true``."""
 
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
         plugin=plugin_name,
     )
     scheme.set_version_priority(GROUP, VERSIONS)
+    scheme.set_served_by_default(GROUP, "v1beta2", False)
 
 
 @hookimpl

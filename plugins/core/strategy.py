@@ -8,7 +8,8 @@ from typing import Any
 from core.meta import clock, errors
 from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
 from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from core.registry.strategy import RequestContext, Strategy
+from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
+from core.runtime.gvk import GroupVersionKind
 from core.runtime.objects import build
 from core.runtime.schema import load, shape_of
 from plugins.core import printers, validation
@@ -35,10 +36,12 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 # -- Namespace ---------------------------------------------------------------------------------
 class NamespaceStrategy(Strategy):
     """New namespaces are Active and carry the ``kubernetes`` finalizer, so deleting one first
-    marks it Terminating while the namespace controller empties it."""
+    marks it Terminating while the namespace controller empties it. As in Kubernetes there is
+    no deletecollection of namespaces."""
 
     name_validator = staticmethod(is_dns1123_label)
     columns = printers.NAMESPACE_COLUMNS
+    verbs = RESOURCE_VERBS - {"deletecollection"}
 
     def prepare_for_create(self, ctx: RequestContext, obj: Namespace) -> None:
         obj.status = NamespaceStatus(phase="Active")
@@ -65,12 +68,17 @@ def _label_with_name(namespace: Namespace) -> None:
 
 
 class NamespaceStatusStrategy(NamespaceStrategy):
+    verbs = SUBRESOURCE_VERBS
+
     def prepare_for_update(self, ctx: RequestContext, obj: Namespace, old: Namespace) -> None:
         obj.spec = old.spec
 
 
 class NamespaceFinalizeStrategy(NamespaceStrategy):
-    """``/finalize`` changes only ``spec.finalizers``; emptying them lets deletion complete."""
+    """``/finalize`` changes only ``spec.finalizers``; emptying them lets deletion complete. It is
+    write-only (PUT), as Kubernetes' ``FinalizeREST``."""
+
+    verbs = frozenset({"update"})
 
     def prepare_for_update(self, ctx: RequestContext, obj: Namespace, old: Namespace) -> None:
         obj.status = old.status
@@ -116,6 +124,8 @@ class PodBindingStrategy(PodStrategy):
     """``pods/binding``: a POSTed v1 Binding sets ``spec.nodeName`` of a pod that has none, as
     kube-scheduler binds pods; it is the only way to change a pod's node. The handler runs
     :meth:`apply_post` inside the Store's guarded update, so two binders never both win."""
+
+    response_kind = GroupVersionKind("", "v1", "Binding")
 
     def apply_post(self, ctx: RequestContext, body: Any, pod: Pod) -> Pod:
         """The stored pod bound as ``body`` asks; 409 when it is bound already or being deleted."""
