@@ -359,6 +359,8 @@ class Store:
                 except (st.ConflictError, st.KeyNotFoundError):
                     continue
                 marked = StoredObject.from_wire(wire, written.mod_revision)
+                if opts.precondition_resource_version is not None:  # a retry must not trip on this write
+                    opts = dataclasses.replace(opts, precondition_resource_version=marked.obj["metadata"]["resourceVersion"])
             if keep or meta.deletion_grace_period_seconds:
                 return marked, False
             if ctx.dry_run:  # a grace period of 0: it would go now
