@@ -244,7 +244,9 @@ async def test_already_exists(api):
 async def test_delete_returns_status_and_honours_preconditions(api):
     created = (await api.post(DEPLOYMENTS, deployment())).body
     wrong = await api.delete(f"{DEPLOYMENTS}/web", {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "nope"}})
-    assert wrong.status == 409 and "Precondition failed: UID in precondition: nope" in wrong.body["message"]
+    assert wrong.status == 409 and wrong.body["message"] == (
+        f'Operation cannot be fulfilled on Deployment.apps "web": the UID in the precondition (nope) does not match '
+        f'the UID in record ({created["metadata"]["uid"]}). The object might have been deleted and then recreated')
     stale = await api.delete(f"{DEPLOYMENTS}/web", {"preconditions": {"resourceVersion": "1"}})
     assert stale.status == 409
     bad_policy = await api.delete(f"{DEPLOYMENTS}/web", params={"propagationPolicy": "Sometimes"})

@@ -257,32 +257,33 @@ async def test_revision_history_limit_deletes_the_oldest_replica_sets(client: RE
     assert new["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
 
 
-async def test_recreate_waits_until_the_old_pods_are_gone(client: RESTClient) -> None:
+async def test_recreate_waits_until_the_old_pods_have_stopped(client: RESTClient) -> None:
+    """As ``oldPodsRunning``: an old pod counts until it is terminal or gone, however long a
+    finalizer keeps it once its kubelet stopped it."""
     await deployments(client).create(deployment("web", replicas=2, strategy={"type": "Recreate"}))
     await complete(client, "web")
     held = (await pods(client).list(labelSelector="app=web"))["items"][0]["metadata"]["name"]
-    await pods(client).patch(held, {"metadata": {"finalizers": ["example.com/hold"]}})  # it will linger, terminating
-    mixed: list[set[str]] = []
+    await pods(client).patch(held, {"metadata": {"finalizers": ["example.com/hold"]}})  # it will linger, stopped
+    overlaps: list[set[str]] = []
 
     def observe(state: dict[str, Obj]) -> None:
-        images = {p["spec"]["containers"][0]["image"] for p in state.values()}
-        if len(images) > 1:
-            mixed.append(images)
+        running_old = {n for n, p in state.items() if p["spec"]["containers"][0]["image"] == "nginx:1.25"
+                       and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")}
+        new = {n for n, p in state.items() if p["spec"]["containers"][0]["image"] == "nginx:1.26"}
+        if running_old and new:
+            overlaps.append(running_old | new)
 
     async with pod_history(client, observe):
         await set_image(client, "web", "nginx:1.26")
 
-        async def terminating() -> bool:
-            return bool((await pods(client).get(held))["metadata"].get("deletionTimestamp"))
+        async def stopped() -> bool:  # its kubelet stopped it; the finalizer keeps it
+            pod = await pods(client).get(held)
+            return bool(pod["metadata"].get("deletionTimestamp")) and pod["status"]["phase"] in ("Succeeded", "Failed")
 
-        await eventually(terminating)
-        await asyncio.sleep(0.5)  # time enough to start the new pods, were it not waiting
-        d = await deployments(client).get("web")
-        [old] = await owned(client, d)
-        assert old["spec"]["replicas"] == 0
+        await eventually(stopped)
         await pods(client).patch(held, {"metadata": {"finalizers": None}})
         d = await complete(client, "web")
-    assert not mixed
+    assert not overlaps
     old, new = await owned(client, d)
     assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (0, 2)
     assert new["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "2"  # no surge

@@ -92,6 +92,23 @@ def test_core_namespaces_and_pods(core: client.CoreV1Api) -> None:
     core.delete_namespace("py")
 
 
+def test_typed_deletes_get_the_deleted_object(core: client.CoreV1Api) -> None:
+    """Kinds whose storage sets ReturnDeletedObject answer with the object, which the typed client
+    deserialises as its declared return type (a Status here crashed it)."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "gone"}, "spec": {"ports": [{"port": 80}]}}
+    created = core.create_namespaced_service("default", service)
+    deleted = core.delete_namespaced_service("gone", "default")
+    assert isinstance(deleted, client.V1Service) and deleted.metadata.uid == created.metadata.uid
+    core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+    assert isinstance(core.delete_namespaced_service_account("robot", "default"), client.V1ServiceAccount)
+    core.create_namespaced_config_map("default", {"metadata": {"name": "kept"}, "data": {"k": "v"}})
+    status = core.delete_namespaced_config_map("kept", "default", body=client.V1DeleteOptions(dry_run=["All"]))
+    assert status["status"] == "Success" and core.read_namespaced_config_map("kept", "default").data == {"k": "v"}
+    with pytest.raises(ApiException) as refused:
+        core.delete_namespaced_config_map("kept", "default", body=client.V1DeleteOptions(propagation_policy="Sometimes"))
+    assert refused.value.status == 422 and core.read_namespaced_config_map("kept", "default")
+
+
 def test_watch_stream(core: client.CoreV1Api) -> None:
     """Config maps: no controller writes them, so the stream holds exactly what the test did."""
     events: list[tuple[str, str]] = []

@@ -121,7 +121,13 @@ async def test_a_deleted_pod_is_replaced(api):
     await create(api, replica_set("heal", 2))
     await settled(api, "heal", 2)
     victim = (await pods_of(api, "heal"))[0]["metadata"]["name"]
-    assert (await api.delete(f"{PODS}/{victim}")).status == 200
+    deleted = await api.delete(f"{PODS}/{victim}")
+    assert deleted.status == 200 and deleted.body["metadata"]["deletionTimestamp"]  # terminating, for its kubelet to stop
+
+    async def victim_gone() -> bool:
+        return (await api.get(f"{PODS}/{victim}")).status == 404
+
+    await eventually(victim_gone)
     await settled(api, "heal", 2)
     assert victim not in {p["metadata"]["name"] for p in await pods_of(api, "heal")}
 

@@ -217,9 +217,15 @@ class SimulatedNodes:
 
     async def _sync(self, key: str) -> None:
         pod = self.pod_informer.indexer.get(key)
-        if pod is None or pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in TERMINAL:
+        if pod is None:
             return
         node = own.spec(pod).get("nodeName")
+        if pod["metadata"].get("deletionTimestamp"):
+            if node in self.managed:
+                await self._terminate(pod, node)
+            return
+        if (pod.get("status") or {}).get("phase") in TERMINAL:
+            return
         if not node:
             if _wants_scheduling(pod) and own.uid(pod) not in self._binding:
                 await self._schedule(pod)
@@ -338,6 +344,20 @@ class SimulatedNodes:
             status["initContainerStatuses"] = [_init_status(uid, c, done.get(c["name"]), now) for c in spec["initContainers"]]
         return status
 
+    async def _terminate(self, pod: Obj, node: str) -> None:
+        """A graceful deletion, as the kubelet carries it out: first stop the containers (the pod
+        reports Ready=False, its containers terminated), then, once that status is stored, remove
+        the pod with grace 0 and its uid as precondition (so a new pod of the same name is safe)."""
+        if await self._write_status(pod, node, _stopped_status):
+            return  # the informer brings the stopped pod back, and its next sync removes it
+        meta = pod["metadata"]
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}
+        try:
+            await self.client.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}", options)
+        except ApiError as err:
+            if err.code not in (404, 409):  # gone already, or another pod by that name now
+                raise
+
     def _pod_ip(self, pod: Obj, node: str) -> str:
         """The pod's IP from its node's podCIDR: the one it has, or the lowest free one."""
         uid = own.uid(pod)
@@ -373,8 +393,36 @@ class SimulatedNodes:
         return False
 
 
+def _stopped_status(pod: Obj, node: str) -> Obj:
+    """The status of a pod whose containers were stopped for its deletion: each terminated (a
+    running one with exit code 0; one that never started as the kubelet reports it), not ready, and
+    the phase terminal, Succeeded when every container exited 0 (the kubelet of 1.27 on)."""
+    status = dict(pod.get("status") or {})
+    now = clock.now()
+    containers = [_stopped(c, now) for c in status.get("containerStatuses") or []]
+    succeeded = bool(containers) and all(c["state"]["terminated"]["exitCode"] == 0 for c in containers)
+    unready = ("PodCompleted", "") if succeeded else ("ContainersNotReady", _incomplete("unready", [c["name"] for c in containers]))
+    status.update(
+        phase="Succeeded" if succeeded else "Failed",
+        conditions=_conditions(status, now, [("Ready", False, *unready), ("ContainersReady", False, *unready)]),
+        containerStatuses=containers,
+    )
+    return status
 
 
+def _stopped(container: Obj, now: str) -> Obj:
+    """A container status once its pod's containers are stopped; a terminated one stays as it is."""
+    state = container.get("state") or {}
+    if "terminated" in state:
+        return container
+    if "running" in state:
+        terminated = {"exitCode": 0, "reason": "Completed", "startedAt": state["running"].get("startedAt"), "finishedAt": now,
+                      "containerID": container.get("containerID")}
+    else:  # never started: what the kubelet reports for a container it could not find at termination
+        terminated = {"exitCode": 137, "reason": "ContainerStatusUnknown",
+                      "message": "The container could not be located when the pod was terminated"}
+    terminated = {k: v for k, v in terminated.items() if v is not None}
+    return {**container, "ready": False, "started": False, "state": {"terminated": terminated}}
 
 
 def _host_ip(number: int) -> str:

@@ -6,7 +6,12 @@ from datetime import UTC, datetime
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return at(datetime.now(UTC))
+
+
+def at(moment: datetime) -> str:
+    """``moment`` as a Kubernetes timestamp (a deletionTimestamp ahead of now, say)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse(timestamp: str) -> datetime:

@@ -16,6 +16,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -24,7 +25,7 @@ from core.meta import clock, errors
 from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
-from core.registry.options import PROPAGATION_POLICIES, DeleteOptions, ListOptions, WatchOptions
+from core.registry.options import DeleteOptions, ListOptions, WatchOptions
 from core.registry.stored import StoredObject, storage_bytes
 from core.registry.strategy import RequestContext, Strategy
 from core.runtime.scheme import ResourceType
@@ -315,7 +316,7 @@ class Store:
         value = storage_bytes(wire)
         if value == kv.value:  # a no-op keeps the resourceVersion
             return StoredObject.from_kv(kv)
-        if old_meta.deletion_timestamp and not meta.finalizers and not self.strategy.prepare_for_delete(ctx, obj):
+        if _deleted_by_update(old_meta, meta) and not self.strategy.prepare_for_delete(ctx, obj):
             raise _FinishDeletion(kv)
         if ctx.dry_run:
             return StoredObject.from_wire(wire, kv.mod_revision)
@@ -326,42 +327,82 @@ class Store:
         return StoredObject.from_wire(wire, new_kv.mod_revision)
 
     async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[StoredObject, bool]:
-        """Delete, or start deleting when finalizers must run first. Returns the object and
-        whether it is gone."""
-        if opts.propagation_policy and opts.propagation_policy not in PROPAGATION_POLICIES:
-            raise errors.invalid_object(
-                "DeleteOptions", "meta.k8s.io", "",
-                [errors.not_supported("propagationPolicy", opts.propagation_policy, list(PROPAGATION_POLICIES))],
-            )
+        """Delete, or start deleting: an object with finalizers, or one its strategy gives a grace
+        period (:meth:`Strategy.grace_period`), is only marked with a deletionTimestamp and stays
+        until they are done. Returns the object and whether it is gone (``registry.Store.Delete``)."""
+        opts.check()
         key = self.key(ctx.namespace, name)
+        marked: StoredObject | None = None  # what this call wrote, once it marked the object
         while True:  # a retry only follows another writer's success, so this ends
             kv = await self.storage.get(key)
             if kv is None:
+                if marked is not None:  # removed meanwhile by another deleter: done all the same
+                    return marked, True
                 raise self._not_found(name)
             obj = self._internal(kv)
             self._check_preconditions(name, obj, opts)
             await self.admission.validate(self._admission(Operation.DELETE, ctx, None, obj))
+            graceful, pending = self._before_delete(ctx, obj, opts)
+            if pending:  # already terminating within the grace asked for: nothing changes
+                return StoredObject.from_kv(kv), False
             meta = obj.metadata
-            meta.finalizers = _gc_finalizers(meta.finalizers, opts.propagation_policy)
+            meta.finalizers = _gc_finalizers(meta.finalizers, opts.policy)
             keep = self.strategy.prepare_for_delete(ctx, obj) or bool(meta.finalizers)
-            if not keep:
+            if not graceful and not keep:
                 result = await self._finish_deletion(ctx, kv)
                 if result is not None:
                     return result, True
                 continue
-            if meta.deletion_timestamp is None:
-                meta.deletion_timestamp = clock.now()
-                meta.deletion_grace_period_seconds = 0
-                meta.generation = (meta.generation or 0) + 1
-            marked = self.resource.encode(obj, self.resource.storage_version)
-            value = storage_bytes(marked)
-            if value == kv.value or ctx.dry_run:
-                return StoredObject.from_wire(marked, kv.mod_revision), False
-            try:
-                new_kv = await self.storage.update(key, value, expected_revision=kv.mod_revision)
-            except (st.ConflictError, st.KeyNotFoundError):
-                continue
-            return StoredObject.from_wire(marked, new_kv.mod_revision), False
+            if not graceful:
+                _mark_as_deleting(meta)
+            wire = self.resource.encode(obj, self.resource.storage_version)
+            value = storage_bytes(wire)
+            if ctx.dry_run or value == kv.value:
+                written, marked = kv, StoredObject.from_wire(wire, kv.mod_revision)
+            else:
+                try:
+                    written = await self.storage.update(key, value, expected_revision=kv.mod_revision)
+                except (st.ConflictError, st.KeyNotFoundError):
+                    continue
+                marked = StoredObject.from_wire(wire, written.mod_revision)
+                if opts.precondition_resource_version is not None:  # a retry must not trip on this write
+                    opts = dataclasses.replace(opts, precondition_resource_version=marked.obj["metadata"]["resourceVersion"])
+            if keep or meta.deletion_grace_period_seconds:
+                return marked, False
+            if ctx.dry_run:  # a grace period of 0: it would go now
+                return marked, True
+            result = await self._finish_deletion(ctx, written)
+            if result is not None:
+                return result, True
+
+    def _before_delete(self, ctx: RequestContext, obj: Any, opts: DeleteOptions) -> tuple[bool, bool]:
+        """``rest.BeforeDelete``: whether to delete gracefully (the deletionTimestamp and
+        deletionGracePeriodSeconds are set on ``obj`` then), and whether a graceful deletion is
+        pending already, which a later delete may only shorten."""
+        meta = obj.metadata
+        requested = opts.grace_period_seconds
+        if requested is not None and requested < 0:  # negative means the shortest graceful wait
+            requested = 1
+        now = datetime.now(UTC)
+        if meta.deletion_timestamp is not None:
+            current = meta.deletion_grace_period_seconds
+            if not current:  # marked to wait for finalizers only, or to go now
+                return False, False
+            if requested is None or requested >= current:
+                return False, True
+            moment = clock.parse(meta.deletion_timestamp) - timedelta(seconds=current) + timedelta(seconds=requested)
+            if moment < now:  # already past the shorter grace: now, and still graceful unless 0
+                moment, requested = now, min(requested, 1)
+            meta.deletion_timestamp, meta.deletion_grace_period_seconds = clock.at(moment), requested
+            return True, False
+        period = self.strategy.grace_period(ctx, obj, requested)
+        if period is None:
+            return False, False
+        meta.deletion_timestamp = clock.at(now + timedelta(seconds=period))
+        meta.deletion_grace_period_seconds = period
+        if meta.generation:
+            meta.generation += 1
+        return True, False
 
     async def _finish_deletion(self, ctx: RequestContext, kv: st.KeyValue) -> StoredObject | None:
         """Remove the key if it is still at ``kv``'s revision; None when it changed meanwhile."""
@@ -392,15 +433,16 @@ class Store:
         return deleted
 
     def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
-        meta = obj.metadata
-        if opts.precondition_uid and opts.precondition_uid != meta.uid:
-            raise self._conflict(name, f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: {meta.uid}")
-        if opts.precondition_resource_version and opts.precondition_resource_version != meta.resource_version:
-            raise self._conflict(
-                name,
-                f"Precondition failed: ResourceVersion in precondition: {opts.precondition_resource_version}, "
-                f"ResourceVersion in object meta: {meta.resource_version}",
-            )
+        """Worded as ``rest.BeforeDelete`` words them (on the kind, as Kubernetes names it there)."""
+        meta, kind = obj.metadata, self.resource.kind
+        if opts.precondition_uid is not None and opts.precondition_uid != meta.uid:
+            raise errors.conflict(kind, self.resource.group, name,
+                                  f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta.uid}). "
+                                  "The object might have been deleted and then recreated")
+        if opts.precondition_resource_version is not None and opts.precondition_resource_version != meta.resource_version:
+            raise errors.conflict(kind, self.resource.group, name,
+                                  f"the ResourceVersion in the precondition ({opts.precondition_resource_version}) does not match "
+                                  f"the ResourceVersion in record ({meta.resource_version}). The object might have been modified")
 
     def _check_name(self, obj: Any, name: str) -> None:
         if obj.metadata.name != name:
@@ -485,6 +527,24 @@ class Store:
         if before:  # leaving the selection: DELETED with the last matching state, for everyone alike
             return WatchEvent("DELETED", old, event.memo)  # type: ignore[arg-type]
         return None
+
+
+def _deleted_by_update(old_meta: Any, meta: Any) -> bool:
+    """``ShouldDeleteDuringUpdate``: an update that takes the last finalizer off an object marked
+    for deletion finishes it, unless the object is still in a grace period (a terminating pod
+    whose kubelet reports its status)."""
+    return bool(old_meta.deletion_timestamp) and not meta.finalizers and not old_meta.deletion_grace_period_seconds
+
+
+def _mark_as_deleting(meta: Any) -> None:
+    """``markAsDeleting``: deleting now (or sooner than a pending grace allowed), waiting only for
+    finalizers; the first mark bumps a set generation, as the spec's meaning changed."""
+    if meta.deletion_timestamp is None and meta.generation:
+        meta.generation += 1
+    now = clock.now()
+    if meta.deletion_timestamp is None or clock.parse(meta.deletion_timestamp) > clock.parse(now):
+        meta.deletion_timestamp = now
+    meta.deletion_grace_period_seconds = 0
 
 
 def _gc_finalizers(finalizers: list[str] | None, policy: str) -> list[str] | None:

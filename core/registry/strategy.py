@@ -101,6 +101,13 @@ class Strategy:
         something else finishes it, as namespaces do. Finalizers keep it regardless."""
         return False
 
+    def grace_period(self, ctx: RequestContext, obj: Any, requested: int | None) -> int | None:
+        """``CheckGracefulDelete``: the seconds ``obj`` is given to terminate before it is removed
+        (``requested``: the DeleteOptions' gracePeriodSeconds, None when not set), or None when
+        this kind is removed at once. The Store then marks the object with a deletionTimestamp
+        that far ahead and leaves the removal to whoever terminates it (for Pods, the kubelet)."""
+        return None
+
     def generate_name(self, base: str) -> str:
         """A name for ``metadata.generateName``: the prefix plus five random characters."""
         return base + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))

@@ -260,21 +260,27 @@ class ResourceEndpoints:
         return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        opts = params.delete_options(request.query, await _optional_body(request))
-        stored, gone = await store.delete(_context(request, info), info.name, opts)
-        if not gone:  # still there, finalizers to run: 200 with the object, as kube-apiserver answers
-            return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
+        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
+        stored, gone = await store.delete(_context(request, info, dry_run=bool(opts.dry_run)), info.name, opts)
+        if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
+            # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
+            code = 202 if opts.orphan_dependents is False else 200
+            return negotiation.respond(request, code, _to_version(rt, stored, info.version))
         if store.strategy.return_deleted_object:
             return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        opts = params.delete_options(request.query, await _optional_body(request))
-        deleted = await store.delete_collection(_context(request, info), params.list_options(request.query), opts)
+        list_opts = params.list_options(request.query)
+        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
+        ctx = _context(request, info, dry_run=bool(opts.dry_run))
+        deleted = await store.delete_collection(ctx, list_opts, opts)
         return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
 
 
-def _context(request: web.Request, info: RequestInfo) -> RequestContext:
+def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
+    """The request's context; ``dry_run`` when the caller parsed it already (deletes take it from
+    DeleteOptions, body or query), else from ``?dryRun``."""
     return RequestContext(
         group=info.group,
         version=info.version,
@@ -282,9 +288,14 @@ def _context(request: web.Request, info: RequestInfo) -> RequestContext:
         subresource=info.subresource,
         namespace=info.namespace,
         name=info.name,
-        dry_run=params.dry_run(request.query),
+        dry_run=params.dry_run(request.query) if dry_run is None else dry_run,
         field_manager=request.query.get("fieldManager", ""),
     )
+
+
+def _api_versions(rt: ResourceType) -> list[str]:
+    """The apiVersions of ``rt``'s group, in which a DeleteOptions body may come too."""
+    return [GroupVersion(rt.group, version).api_version for version in rt.versions]
 
 
 def _not_found() -> errors.APIError:

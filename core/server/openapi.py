@@ -167,7 +167,7 @@ class PreconditionsSchema(Schema):
 
 
 class DeleteOptionsSchema(Schema):
-    """Options of a deletion; query parameters of the same names take precedence."""
+    """Options of a deletion, in the body; without a body, from query parameters of the same names."""
 
     api_version = fields.Str(metadata={"description": _API_VERSION_TEXT})
     kind = fields.Str(metadata={"description": _KIND_TEXT})

@@ -6,8 +6,10 @@ ignored; malformed values are 400 BadRequest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from typing import Any
 
+import orjson
 from multidict import MultiMapping
 
 from core.meta import errors
@@ -84,21 +86,84 @@ def watch_options(query: Mapping[str, str]) -> WatchOptions:
     )
 
 
-def delete_options(query: Mapping[str, str], body: object) -> DeleteOptions:
-    """DeleteOptions from the body (kubectl) and the query (the Python client); query wins."""
-    opts = DeleteOptions()
-    if isinstance(body, dict):
-        if body.get("kind") not in (None, "DeleteOptions"):
-            raise errors.bad_request(f'the body of a delete must be DeleteOptions, not {body.get("kind")}')
-        opts.propagation_policy = body.get("propagationPolicy") or ""
-        preconditions = body.get("preconditions") or {}
-        opts.precondition_uid = preconditions.get("uid") or ""
-        opts.precondition_resource_version = preconditions.get("resourceVersion") or ""
-        if body.get("orphanDependents") is True and not opts.propagation_policy:
-            opts.propagation_policy = "Orphan"
-        opts.grace_period_seconds = body.get("gracePeriodSeconds")
-    if query.get("propagationPolicy"):
-        opts.propagation_policy = query["propagationPolicy"]
-    if query.get("gracePeriodSeconds"):
-        opts.grace_period_seconds = integer(query, "gracePeriodSeconds")
+def delete_options(query: MultiMapping[str], body: object, api_versions: Collection[str]) -> DeleteOptions:
+    """DeleteOptions as kube-apiserver reads them: from the body when there is one (kubectl),
+    else from the query (the Python client); then validated, so a bad request deletes nothing.
+
+    One deliberate difference: ``?dryRun=All`` is honoured even beside a body, which
+    kube-apiserver would ignore. A dry run asked for anywhere must never delete for real.
+    ``api_versions``: the apiVersions a body may name besides meta.k8s.io's (each group still
+    takes its own group/version, as Kubernetes registers DeleteOptions in every one).
+    """
+    query_dry_run = [v for v in query.getall("dryRun", []) if v]
+    if body is None:
+        opts = DeleteOptions(dry_run=query_dry_run)
+        if query.get("gracePeriodSeconds"):
+            opts.grace_period_seconds = integer(query, "gracePeriodSeconds")
+        if "orphanDependents" in query:
+            opts.orphan_dependents = flag(query, "orphanDependents")
+        opts.propagation_policy = query.get("propagationPolicy")
+    else:
+        opts = _delete_options_body(body, api_versions)
+        opts.dry_run += [v for v in query_dry_run if v not in opts.dry_run]
+    opts.check()
     return opts
+
+
+DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.k8s.io/v1beta1")  # "v1": what the dynamic client sends
+_INT64 = range(-(2**63), 2**63)
+
+
+def _delete_options_body(body: object, api_versions: Collection[str]) -> DeleteOptions:
+    """A DeleteOptions body, typed as Go decodes it: a wrong type is 400, unknown fields are ignored."""
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the body of a delete must be a DeleteOptions object, not {_json_type(body)}")
+    kind, api_version = body.get("kind"), body.get("apiVersion")
+    if kind not in (None, "", "DeleteOptions"):
+        raise errors.bad_request(f'the body of a delete must be DeleteOptions, not {_shown(kind)}')
+    if api_version not in (None, "", *DELETE_OPTIONS_VERSIONS, *api_versions):
+        raise errors.bad_request(f"DeleteOptions is not known in apiVersion {_shown(api_version)}")
+    grace = _typed(body, "gracePeriodSeconds", int)
+    if grace is not None and grace not in _INT64:
+        raise errors.bad_request(f"DeleteOptions.gracePeriodSeconds is out of range of int64: {grace}")
+    preconditions = _typed(body, "preconditions", dict) or {}
+    dry_run = _typed(body, "dryRun", list) or []
+    if not all(isinstance(value, str) for value in dry_run):
+        raise errors.bad_request("DeleteOptions.dryRun must be a list of strings")
+    return DeleteOptions(
+        propagation_policy=_typed(body, "propagationPolicy", str),
+        orphan_dependents=_typed(body, "orphanDependents", bool),
+        precondition_uid=_typed(preconditions, "uid", str, "preconditions."),
+        precondition_resource_version=_typed(preconditions, "resourceVersion", str, "preconditions."),
+        grace_period_seconds=grace,
+        dry_run=list(dry_run),
+    )
+
+
+def _typed(data: dict[str, Any], key: str, kind: type, prefix: str = "") -> Any:
+    """``data[key]`` when it is JSON of ``kind`` (None when absent or null), else 400."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    wanted = {int: "an integer", str: "a string", bool: "a boolean", dict: "an object", list: "a list"}[kind]
+    raise errors.bad_request(f"DeleteOptions.{prefix}{key} must be {wanted}, not {_json_type(value)}")
+
+
+def _json_type(value: object) -> str:
+    """How JSON names ``value``'s type, for messages (never a Python repr)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _shown(value: object) -> str:
+    """A client's value quoted for a message: strings as JSON strings, other types by name."""
+    return orjson.dumps(value).decode() if isinstance(value, str) else _json_type(value)

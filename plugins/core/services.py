@@ -201,6 +201,7 @@ def _allocate(service: Service) -> None:
 class ServiceStrategy(Strategy):
     name_validator = staticmethod(is_dns1035_label)
     columns = SERVICE_COLUMNS
+    return_deleted_object = True
 
     def prepare_for_create(self, ctx: RequestContext, obj: Service) -> None:
         obj.status = ServiceStatus()

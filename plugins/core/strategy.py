@@ -42,6 +42,7 @@ class NamespaceStrategy(Strategy):
     name_validator = staticmethod(is_dns1123_label)
     columns = printers.NAMESPACE_COLUMNS
     verbs = RESOURCE_VERBS - {"deletecollection"}
+    return_deleted_object = True
 
     def prepare_for_create(self, ctx: RequestContext, obj: Namespace) -> None:
         obj.status = NamespaceStatus(phase="Active")
@@ -110,6 +111,15 @@ class PodStrategy(Strategy):
 
     def validate_update(self, ctx: RequestContext, obj: Pod, old: Pod) -> list[FieldError]:
         return validation.validate_pod_spec(obj.spec, "spec") + validation.validate_pod_update(obj, old)
+
+    def grace_period(self, ctx: RequestContext, obj: Pod, requested: int | None) -> int | None:
+        """The grace asked for, else ``spec.terminationGracePeriodSeconds``; 0 (removed at once)
+        for a pod no kubelet runs: not scheduled yet, or finished."""
+        if not obj.spec.node_name or obj.status.phase in ("Succeeded", "Failed"):
+            return 0
+        if requested is not None:
+            return requested
+        return obj.spec.termination_grace_period_seconds or 0
 
 
 class PodStatusStrategy(PodStrategy):
@@ -251,6 +261,7 @@ class SecretStrategy(Strategy):
 
 class ServiceAccountStrategy(Strategy):
     columns = printers.SERVICE_ACCOUNT_COLUMNS
+    return_deleted_object = True
 
 
 # -- Node --------------------------------------------------------------------------------------
