@@ -52,8 +52,11 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Pod", defaults.default_pod)
     scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
+    scheme.add_defaulter(GROUP, "v1", "Node", defaults.default_node)
     scheme.add_defaulter(GROUP, "v1", "Service", v1_services.default_service)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
+    scheme.add_conversion(GROUP, "v1", "Pod", to_internal=conversion.pod_to_internal,
+                          from_internal=conversion.pod_from_internal)
     for kind, message in protobuf.MESSAGES.items():  # kubectl's `create <generator>` bodies
         scheme.add_protobuf(GROUP, "v1", kind, message)
 
