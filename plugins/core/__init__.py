@@ -1,8 +1,9 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node, Service."""
+ServiceAccount, Node, Service; its admission chain and the serviceaccounts controller."""
 
 from __future__ import annotations
 
+from core.controllers.manager import ControllerManager
 from core.hookspecs import hookimpl
 from core.meta.errors import APIError
 from core.registry.admission import AdmissionChain
@@ -10,6 +11,7 @@ from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
 from core.runtime.scheme import Scheme
 from plugins.core import admission, services, types
+from plugins.core.serviceaccounts import ServiceAccountsController
 from plugins.core.strategy import strategies
 from plugins.core.v1 import conversion, defaults, protobuf, schemas
 from plugins.core.v1 import services as v1_services
@@ -72,6 +74,11 @@ def kplane_register_strategies(registry: Registry) -> None:
 @hookimpl
 def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
     admission.register(chain, registry)
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
 
 
 @hookimpl
