@@ -250,3 +250,15 @@ async def test_secret_and_node_defaults(api):
     node = await created(api, "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                                                 "status": {"capacity": {"cpu": "4", "pods": "110"}}})
     assert node["status"]["allocatable"] == {"cpu": "4", "pods": "110"}
+
+
+async def test_odd_shapes_inside_untyped_parts_never_make_defaulting_or_admission_fail(api):
+    """Volume sources, probes and handlers are kept as wire data; whatever is in them, no 5xx."""
+    odd: list[Any] = [5, "abc", None, [1], {"items": "abc"}, {"sources": 5}, {"sources": ["x", 1]}]
+    for i, value in enumerate(odd):
+        volumes = [{"name": "a", "projected": value}, {"name": "b", "downwardAPI": value},
+                   {"name": "c", "ephemeral": {"volumeClaimTemplate": value}}, {"name": 7}]
+        c = {"name": "c", "image": "nginx:1", "livenessProbe": {"httpGet": value, "grpc": value},
+             "lifecycle": {"preStop": value}, "envFrom": [value] if value is not None else []}
+        reply = await api.post(PODS, pod(f"odd{i}", volumes=volumes, containers=[c]))
+        assert 400 <= reply.status < 500, reply  # the volume named 7 is refused

@@ -35,6 +35,7 @@ from typing import Any
 from core.registry.admission import AdmissionRequest, Operation, deny
 from core.registry.registry import Registry
 from plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
+from plugins.core.v1.defaults import dicts
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
@@ -84,14 +85,14 @@ def _volume_references_secret(volume: dict[str, Any]) -> bool:
             return True
         if key == "azureFile" and source.get("secretName"):
             return True
-        if key == "projected" and any(isinstance(p, dict) and p.get("secret") for p in source.get("sources") or ()):
+        if key == "projected" and any(p.get("secret") for p in dicts(source.get("sources"))):
             return True
     return False
 
 
-def _env_references_secret(value_froms: list[Any], env_froms: list[Any]) -> bool:
+def _env_references_secret(value_froms: list[Any], env_froms: Any) -> bool:
     return any(isinstance(v, dict) and v.get("secretKeyRef") for v in value_froms) or any(
-        isinstance(source, dict) and source.get("secretRef") for source in env_froms
+        source.get("secretRef") for source in dicts(env_froms)
     )
 
 
@@ -102,10 +103,8 @@ def _references_secrets(pod: Pod) -> bool:
     for container in _containers(pod):
         if _env_references_secret([var.value_from for var in container.env or ()], container.env_from or []):
             return True
-    for raw in pod.spec.ephemeral_containers or ():  # kept as wire data
-        env = raw.get("env") or [] if isinstance(raw, dict) else []
-        if _env_references_secret([var.get("valueFrom") for var in env if isinstance(var, dict)],
-                                  raw.get("envFrom") or [] if isinstance(raw, dict) else []):
+    for raw in dicts(pod.spec.ephemeral_containers):  # kept as wire data
+        if _env_references_secret([var.get("valueFrom") for var in dicts(raw.get("env"))], raw.get("envFrom")):
             return True
     return False
 
@@ -117,9 +116,7 @@ def _check_mirror_pod(request: AdmissionRequest, pod: Pod) -> None:
         raise deny(request, "a mirror pod may not reference secrets")
     for volume in pod.spec.volumes or ():
         projected = volume.get("projected")
-        if isinstance(projected, dict) and any(
-            isinstance(p, dict) and p.get("serviceAccountToken") for p in projected.get("sources") or ()
-        ):
+        if isinstance(projected, dict) and any(p.get("serviceAccountToken") for p in dicts(projected.get("sources"))):
             raise deny(request, "a mirror pod may not use ServiceAccountToken volume projections")
 
 
@@ -127,7 +124,7 @@ def _mount_token(pod: Pod, new_volume_name: str) -> None:
     """``mountServiceAccountToken``: every container without a mount at the token path gets one;
     the volume is added unless the pod already has a ``kube-api-access-`` one."""
     volumes = pod.spec.volumes or []
-    existing = next((v["name"] for v in volumes if str(v.get("name", "")).startswith(TOKEN_VOLUME_PREFIX)), None)
+    existing = next((v["name"] for v in volumes if isinstance(v.get("name"), str) and v["name"].startswith(TOKEN_VOLUME_PREFIX)), None)
     name = existing or new_volume_name
     mounted = False
     for container in _containers(pod):

@@ -56,6 +56,12 @@ def image_pull_policy(image: str) -> str:
     return "Always" if tag == "latest" else "IfNotPresent"
 
 
+def dicts(value: Any) -> list[Obj]:
+    """The objects of a list in a part the schema keeps as wire data (which validation checks
+    later, so anything may be there yet)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _fill(target: Obj, values: Obj) -> None:
     """Set each of ``values`` that ``target`` lacks (or has as null)."""
     for key, value in values.items():
@@ -72,7 +78,7 @@ def _field_ref(holder: Any) -> None:
 
 def _downward_items(source: Any) -> None:
     if isinstance(source, dict):
-        for item in source.get("items") or ():
+        for item in dicts(source.get("items")):
             _field_ref(item)
 
 
@@ -108,14 +114,13 @@ def default_volume(volume: Obj) -> None:
     _downward_items(volume.get("downwardAPI"))
     projected = volume.get("projected")
     if isinstance(projected, dict):
-        for projection in projected.get("sources") or ():
-            if not isinstance(projection, dict):
-                continue
+        for projection in dicts(projected.get("sources")):
             _downward_items(projection.get("downwardAPI"))
             token = projection.get("serviceAccountToken")
             if isinstance(token, dict) and token.get("expirationSeconds") is None:
                 token["expirationSeconds"] = 3600
-    claim = (volume.get("ephemeral") or {}).get("volumeClaimTemplate") if isinstance(volume.get("ephemeral"), dict) else None
+    ephemeral = volume.get("ephemeral")
+    claim = ephemeral.get("volumeClaimTemplate") if isinstance(ephemeral, dict) else None
     if isinstance(claim, dict) and isinstance(claim.get("spec"), dict) and not claim["spec"].get("volumeMode"):
         claim["spec"]["volumeMode"] = "Filesystem"
 
