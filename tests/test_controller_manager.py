@@ -178,10 +178,10 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
     finally:
         await client.close()
     assert chosen == {
-        "*": {"namespace", "garbagecollector", "simulated-nodes", "replicaset", "deployment"},
-        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "replicaset"},
+        "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment"},
+        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset"},
         "replicaset,namespace": {"replicaset", "namespace"},
-        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "deployment"},  # the first mention decides
+        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment"},  # the first mention decides
     }
 
 

@@ -14,7 +14,7 @@ from core.runtime.scheme import Scheme
 from plugins.apps import strategy, types
 from plugins.apps.controllers.deployment import DeploymentController
 from plugins.apps.controllers.replicaset import ReplicaSetController
-from plugins.apps.v1 import defaults, protobuf, schemas as v1_schemas
+from plugins.apps.v1 import conversion, defaults, protobuf, schemas as v1_schemas
 from plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
 GROUP = "apps"
@@ -51,9 +51,12 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 
 @hookimpl
 def kplane_register_conversions(scheme: Scheme) -> None:
-    for version in VERSIONS:  # v1beta2 shares v1's shape and defaults
+    for version in VERSIONS:  # v1beta2 shares v1's shape, defaults and conversions
         scheme.add_defaulter(GROUP, version, "Deployment", defaults.default_deployment)
         scheme.add_defaulter(GROUP, version, "ReplicaSet", defaults.default_replica_set)
+        for kind in ("Deployment", "ReplicaSet"):
+            scheme.add_conversion(GROUP, version, kind, to_internal=conversion.to_internal,
+                                  from_internal=conversion.from_internal)
     scheme.add_protobuf(GROUP, "v1", "Deployment", protobuf.DEPLOYMENT)  # `kubectl create deployment`
 
 

@@ -1,8 +1,9 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node, Service."""
+ServiceAccount, Node, Service; its admission chain and the serviceaccounts controller."""
 
 from __future__ import annotations
 
+from core.controllers.manager import ControllerManager
 from core.hookspecs import hookimpl
 from core.meta.errors import APIError
 from core.registry.admission import AdmissionChain
@@ -10,6 +11,7 @@ from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
 from core.runtime.scheme import Scheme
 from plugins.core import admission, services, types
+from plugins.core.serviceaccounts import ServiceAccountsController
 from plugins.core.strategy import strategies
 from plugins.core.v1 import conversion, defaults, protobuf, schemas
 from plugins.core.v1 import services as v1_services
@@ -52,8 +54,11 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Pod", defaults.default_pod)
     scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
+    scheme.add_defaulter(GROUP, "v1", "Node", defaults.default_node)
     scheme.add_defaulter(GROUP, "v1", "Service", v1_services.default_service)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
+    scheme.add_conversion(GROUP, "v1", "Pod", to_internal=conversion.pod_to_internal,
+                          from_internal=conversion.pod_from_internal)
     for kind, message in protobuf.MESSAGES.items():  # kubectl's `create <generator>` bodies
         scheme.add_protobuf(GROUP, "v1", kind, message)
 
@@ -69,6 +74,11 @@ def kplane_register_strategies(registry: Registry) -> None:
 @hookimpl
 def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
     admission.register(chain, registry)
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
 
 
 @hookimpl

@@ -54,12 +54,14 @@ class ServiceSpec:
     ip_families: list[str] | None = None
     ip_family_policy: str | None = None
     publish_not_ready_addresses: bool | None = None
+    allocate_load_balancer_node_ports: bool | None = None
 
 
 @dataclass(slots=True)
 class LoadBalancerIngress:
     ip: str | None = None
     hostname: str | None = None
+    ip_mode: str | None = None
 
 
 @dataclass(slots=True)

@@ -75,6 +75,9 @@ def validate_pod_spec(spec: PodSpec, path: str) -> list[FieldError]:
     volumes: set[str] = set()
     for i, volume in enumerate(spec.volumes or ()):
         name = volume.get("name") or ""
+        if not isinstance(name, str):  # volumes are kept as wire data: the schema did not check it
+            errs.append(invalid(f"{path}.volumes[{i}].name", name, "must be a string"))
+            continue
         if not name:
             errs.append(required(f"{path}.volumes[{i}].name"))
         elif name in volumes:

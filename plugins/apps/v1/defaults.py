@@ -1,4 +1,5 @@
-"""apps/v1 defaulting (``pkg/apis/apps/v1/defaults.go``)."""
+"""apps/v1 defaulting (``pkg/apis/apps/v1/defaults.go``); a template's spec gets what every
+PodSpec gets, and not what only a Pod does (``SetObjectDefaults_Deployment``)."""
 
 from __future__ import annotations
 

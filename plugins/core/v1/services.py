@@ -14,6 +14,7 @@ from core.meta.schemas import ObjectMetaSchema
 from core.runtime import fields
 from core.runtime.schema import Schema
 
+CLIENT_IP_AFFINITY_SECONDS = 10800  # DefaultClientIPServiceAffinitySeconds
 _MERGE_PORTS = {"patch_strategy": "merge", "patch_merge_key": "port", "list_type": "map", "list_map_keys": ["port", "protocol"]}
 
 
@@ -68,6 +69,9 @@ class ServiceSpecSchema(Schema):
     ip_families = fields.List(fields.Str(), metadata={"description": "IPv4 and/or IPv6.", "list_type": "atomic"})
     ip_family_policy = fields.Str(metadata={"description": "SingleStack, PreferDualStack or RequireDualStack."})
     publish_not_ready_addresses = fields.Bool(metadata={"description": "Publish the addresses of Pods that are not ready."})
+    allocate_load_balancer_node_ports = fields.Bool(metadata={"description": (
+        "For LoadBalancer Services: whether node ports are allocated. Defaults to true."
+    )})
 
 
 class LoadBalancerIngressSchema(Schema):
@@ -75,6 +79,10 @@ class LoadBalancerIngressSchema(Schema):
 
     ip = fields.Str(metadata={"description": "An IP address."})
     hostname = fields.Str(metadata={"description": "A DNS name."})
+    ip_mode = fields.Str(metadata={"description": (
+        "VIP (the default for an ip) when traffic reaches the nodes addressed to the load balancer's IP, "
+        "Proxy when the load balancer rewrites it."
+    )})
 
 
 class LoadBalancerStatusSchema(Schema):
@@ -102,21 +110,40 @@ class ServiceSchema(Schema):
     status = fields.Nested(ServiceStatusSchema, metadata={"description": "What was provisioned for it; read-only."})
 
 
+def _externally_accessible(spec: dict[str, Any]) -> bool:
+    """``service.ExternallyAccessible``: reachable from outside through nodes, a load balancer or external IPs."""
+    return spec["type"] in ("NodePort", "LoadBalancer") or (spec["type"] == "ClusterIP" and bool(spec.get("external_ips")))
+
+
 def default_service(service: dict[str, Any]) -> None:
-    """``SetDefaults_Service``: type ClusterIP, no session affinity, ports TCP with targetPort = port."""
+    """``SetDefaults_Service``: type ClusterIP, no session affinity (ClientIP affinity lasts 3 hours),
+    ports TCP with targetPort = port, Cluster traffic policies; a LoadBalancer allocates node
+    ports and its ingress IPs are VIPs."""
     spec = service.get("spec")
     if spec is None:
         spec = service["spec"] = {}
-    if not spec.get("type"):
-        spec["type"] = "ClusterIP"
     if not spec.get("session_affinity"):
         spec["session_affinity"] = "None"
+    if spec["session_affinity"] == "None":
+        spec.pop("session_affinity_config", None)
+    elif spec["session_affinity"] == "ClientIP":
+        client_ip = (spec.get("session_affinity_config") or {}).get("client_ip") or {}
+        if client_ip.get("timeoutSeconds") is None:
+            spec["session_affinity_config"] = {"client_ip": {"timeoutSeconds": CLIENT_IP_AFFINITY_SECONDS}}
+    if not spec.get("type"):
+        spec["type"] = "ClusterIP"
     for port in spec.get("ports") or ():
         if not port.get("protocol"):
             port["protocol"] = "TCP"
         if port.get("target_port") in (None, 0, ""):
             port["target_port"] = port.get("port")
-    if spec["type"] != "ExternalName" and not spec.get("internal_traffic_policy"):
-        spec["internal_traffic_policy"] = "Cluster"
-    if spec["type"] in ("NodePort", "LoadBalancer") and not spec.get("external_traffic_policy"):
+    if _externally_accessible(spec) and not spec.get("external_traffic_policy"):
         spec["external_traffic_policy"] = "Cluster"
+    if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer") and not spec.get("internal_traffic_policy"):
+        spec["internal_traffic_policy"] = "Cluster"
+    if spec["type"] == "LoadBalancer":
+        if spec.get("allocate_load_balancer_node_ports") is None:
+            spec["allocate_load_balancer_node_ports"] = True
+        for ingress in ((service.get("status") or {}).get("load_balancer") or {}).get("ingress") or ():
+            if ingress.get("ip") and not ingress.get("ip_mode"):
+                ingress["ip_mode"] = "VIP"

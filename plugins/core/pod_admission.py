@@ -1,0 +1,222 @@
+"""The admission plugins of kube-apiserver's default chain that fill in a Pod: ServiceAccount,
+Priority and DefaultTolerationSeconds (``plugin/pkg/admission/...``). They see pods proper, not
+their subresources.
+
+**ServiceAccount**, on create: ``serviceAccountName`` defaults to ``default``; the account must
+exist, and is looked up in storage (kube-apiserver: ``error looking up service account
+ns/name: serviceaccount "name" not found``, 403). One exception, a judgment of kplane's: when
+``default`` itself is missing, the pod is admitted all the same. That account is the
+serviceaccount controller's to create, and kplane runs without controllers (API tests,
+``--no-controllers``) far more often than kube-apiserver runs without kube-controller-manager,
+where every pod would be refused; kube-apiserver too treats it specially (it retries that
+lookup for a second or two). Unless the pod or its account says
+``automountServiceAccountToken: false``, every container and init container mounts a projected
+``kube-api-access-xxxxx`` volume (token, ``kube-root-ca.crt``, namespace) at
+``/var/run/secrets/kubernetes.io/serviceaccount``, as kube-apiserver adds it; kplane issues no
+tokens yet, so the volume is a description only. A pod without ``imagePullSecrets`` gets the
+account's. Mirror pods (annotation ``kubernetes.io/config.mirror``) are left alone but may
+reference no service account, secret or token projection.
+
+**Priority**: ``priority`` comes from ``priorityClassName``: 0 and ``PreemptLowerPriority``
+without one (kplane serves no PriorityClasses, so there is no global default), the values of
+the two built-in ``system-*`` classes, or a 403 for any other name, as for a class that does not
+exist. A priority or preemption policy in the request that differs is refused; an update keeps
+what create set.
+
+**DefaultTolerationSeconds**, on create and update: a pod that does not already tolerate
+``node.kubernetes.io/not-ready`` / ``unreachable`` ``NoExecute`` taints gets tolerations for
+them lasting 300 seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.registry.admission import AdmissionRequest, Operation, deny
+from core.registry.registry import Registry
+from plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
+from plugins.core.v1.defaults import dicts
+
+DEFAULT_SERVICE_ACCOUNT = "default"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+TOKEN_VOLUME_PREFIX = "kube-api-access-"
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+TOKEN_EXPIRATION_SECONDS = 3607  # WarnOnlyBoundTokenExpirationSeconds
+VOLUME_FILE_MODE = 0o644
+
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
+
+TOLERATION_SECONDS = 300
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+
+
+def _pod(request: AdmissionRequest) -> Pod | None:
+    """The pod a request writes, when it is one these plugins look at."""
+    rt = request.resource
+    if rt.group != "" or rt.plural != "pods" or request.subresource or not isinstance(request.obj, Pod):
+        return None
+    return request.obj
+
+
+def _containers(pod: Pod) -> list[Container]:
+    return (pod.spec.init_containers or []) + (pod.spec.containers or [])
+
+
+# -- ServiceAccount ----------------------------------------------------------------------------
+def token_volume(name: str) -> dict[str, Any]:
+    """``TokenVolumeSource``: the bound token, the cluster's CA bundle and the namespace."""
+    return {"name": name, "projected": {
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ],
+        "defaultMode": VOLUME_FILE_MODE,  # set explicitly, as kube-apiserver does
+    }}
+
+
+def _volume_references_secret(volume: dict[str, Any]) -> bool:
+    for key, source in volume.items():
+        if not isinstance(source, dict):
+            continue
+        if key == "secret" or "secretRef" in source or "nodePublishSecretRef" in source:
+            return True
+        if key == "azureFile" and source.get("secretName"):
+            return True
+        if key == "projected" and any(p.get("secret") for p in dicts(source.get("sources"))):
+            return True
+    return False
+
+
+def _env_references_secret(value_froms: list[Any], env_froms: Any) -> bool:
+    return any(isinstance(v, dict) and v.get("secretKeyRef") for v in value_froms) or any(
+        source.get("secretRef") for source in dicts(env_froms)
+    )
+
+
+def _references_secrets(pod: Pod) -> bool:
+    """Whether the pod names any Secret (``podutil.VisitPodSecretNames``)."""
+    if pod.spec.image_pull_secrets or any(_volume_references_secret(v) for v in pod.spec.volumes or ()):
+        return True
+    for container in _containers(pod):
+        if _env_references_secret([var.value_from for var in container.env or ()], container.env_from or []):
+            return True
+    for raw in dicts(pod.spec.ephemeral_containers):  # kept as wire data
+        if _env_references_secret([var.get("valueFrom") for var in dicts(raw.get("env"))], raw.get("envFrom")):
+            return True
+    return False
+
+
+def _check_mirror_pod(request: AdmissionRequest, pod: Pod) -> None:
+    if pod.spec.service_account_name:
+        raise deny(request, "a mirror pod may not reference service accounts")
+    if _references_secrets(pod):
+        raise deny(request, "a mirror pod may not reference secrets")
+    for volume in pod.spec.volumes or ():
+        projected = volume.get("projected")
+        if isinstance(projected, dict) and any(p.get("serviceAccountToken") for p in dicts(projected.get("sources"))):
+            raise deny(request, "a mirror pod may not use ServiceAccountToken volume projections")
+
+
+def _mount_token(pod: Pod, new_volume_name: str) -> None:
+    """``mountServiceAccountToken``: every container without a mount at the token path gets one;
+    the volume is added unless the pod already has a ``kube-api-access-`` one."""
+    volumes = pod.spec.volumes or []
+    existing = next((v["name"] for v in volumes if isinstance(v.get("name"), str) and v["name"].startswith(TOKEN_VOLUME_PREFIX)), None)
+    name = existing or new_volume_name
+    mounted = False
+    for container in _containers(pod):
+        if any(mount.mount_path == TOKEN_MOUNT_PATH for mount in container.volume_mounts or ()):
+            continue
+        container.volume_mounts = [*(container.volume_mounts or []),
+                                   VolumeMount(name=name, read_only=True, mount_path=TOKEN_MOUNT_PATH)]
+        mounted = True
+    if mounted and existing is None:
+        pod.spec.volumes = [*volumes, token_volume(name)]
+
+
+class ServiceAccountAdmission:
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    async def __call__(self, request: AdmissionRequest) -> None:
+        pod = _pod(request)
+        if pod is None or request.operation != Operation.CREATE:
+            return
+        if MIRROR_POD_ANNOTATION in (pod.metadata.annotations or {}):
+            _check_mirror_pod(request, pod)
+            return
+        spec = pod.spec
+        if not spec.service_account_name:
+            spec.service_account_name = DEFAULT_SERVICE_ACCOUNT
+        account = await self._lookup(request, spec.service_account_name)
+        automount = spec.automount_service_account_token
+        if automount is None and account is not None:
+            automount = account.automount_service_account_token
+        if automount is not False:
+            _mount_token(pod, self.registry.store("", "pods").strategy.generate_name(TOKEN_VOLUME_PREFIX))
+        if not spec.image_pull_secrets and account is not None and account.image_pull_secrets:
+            spec.image_pull_secrets = [LocalObjectReference(name=ref.name) for ref in account.image_pull_secrets]
+
+    async def _lookup(self, request: AdmissionRequest, name: str) -> ServiceAccount | None:
+        store = self.registry.store("", "serviceaccounts")
+        account = await store.get_internal(request.namespace, name) if store else None
+        if account is None and name != DEFAULT_SERVICE_ACCOUNT:
+            raise deny(request, f'error looking up service account {request.namespace}/{name}: '
+                                f'serviceaccount "{name}" not found')
+        return account
+
+
+# -- Priority ----------------------------------------------------------------------------------
+def priority(request: AdmissionRequest) -> None:
+    pod = _pod(request)
+    if pod is None:
+        return
+    spec = pod.spec
+    if request.operation == Operation.UPDATE:  # what create set stays (validation keeps it unchanged)
+        old = request.old.spec
+        if spec.priority is None:
+            spec.priority = old.priority
+        if spec.preemption_policy is None:
+            spec.preemption_policy = old.preemption_policy
+        return
+    if request.operation != Operation.CREATE:
+        return
+    class_name = spec.priority_class_name or ""
+    if class_name and class_name not in SYSTEM_PRIORITY_CLASSES:
+        raise deny(request, f"no PriorityClass with name {class_name} was found")
+    value = SYSTEM_PRIORITY_CLASSES.get(class_name, 0)
+    if spec.priority is not None and spec.priority != value:
+        raise deny(request, f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+                            f"priority admission controller computed {value} from the given PriorityClass name")
+    if spec.preemption_policy and spec.preemption_policy != DEFAULT_PREEMPTION_POLICY:
+        raise deny(request, f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided "
+                            f"in pod spec; priority admission controller computed {DEFAULT_PREEMPTION_POLICY} from "
+                            "the given PriorityClass name")
+    spec.priority = value
+    spec.preemption_policy = DEFAULT_PREEMPTION_POLICY
+
+
+# -- DefaultTolerationSeconds ------------------------------------------------------------------
+def _tolerates(tolerations: list[Any], taint: str) -> bool:
+    """A toleration of the taint's key, or of every key, for NoExecute or every effect."""
+    return any(
+        isinstance(t, dict) and t.get("key") in (None, "", taint) and t.get("effect") in (None, "", "NoExecute")
+        for t in tolerations
+    )
+
+
+def default_toleration_seconds(request: AdmissionRequest) -> None:
+    pod = _pod(request)
+    if pod is None or request.operation not in (Operation.CREATE, Operation.UPDATE):
+        return
+    tolerations = list(pod.spec.tolerations or [])
+    for taint in (NOT_READY_TAINT, UNREACHABLE_TAINT):
+        if not _tolerates(tolerations, taint):
+            tolerations.append({"key": taint, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": TOLERATION_SECONDS})
+    if tolerations != (pod.spec.tolerations or []):
+        pod.spec.tolerations = tolerations
+

@@ -1,0 +1,78 @@
+"""The serviceaccounts controller (kube-controller-manager's
+``pkg/controller/serviceaccount/serviceaccounts_controller.go``): every active namespace has a
+ServiceAccount named ``default``.
+
+It watches namespaces and service accounts. A namespace that is added or changes, and the
+namespace of a ``default`` account that is deleted, is synced: when it is Active and its
+``default`` account is missing from the informer's cache, the account is created. A create that
+finds one already there (the cache lagged) or a namespace that started terminating is done, not
+an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from core.client.informer import Handlers, SharedInformerFactory
+from core.client.rest import ApiError, RESTClient
+from core.client.workqueue import WorkQueue
+from core.controllers.worker import work
+
+Obj = dict[str, Any]
+MANAGED = ("default",)  # the accounts every namespace gets
+
+
+class ServiceAccountsController:
+    def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, workers: int = 1) -> None:
+        self.client = client
+        self.workers = workers
+        self.informers = informers
+        self.namespace_informer = informers.informer("", "v1", "namespaces")
+        self.account_informer = informers.informer("", "v1", "serviceaccounts")
+        self.queue: WorkQueue[str] = WorkQueue()
+
+    async def run(self) -> None:
+        self.namespace_informer.add_handlers(Handlers(
+            on_add=self._namespace_changed, on_update=lambda old, new: self._namespace_changed(new)))
+        self.account_informer.add_handlers(Handlers(on_delete=self._account_deleted))
+        self.informers.start()
+        workers: list[asyncio.Task[None]] = []
+        try:
+            await asyncio.gather(self.namespace_informer.synced.wait(), self.account_informer.synced.wait())
+            workers = [asyncio.create_task(work(self.queue, self.sync, name="serviceaccount")) for _ in range(self.workers)]
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shutdown()
+            for worker in workers:
+                worker.cancel()
+
+    def _namespace_changed(self, namespace: Obj) -> None:
+        self.queue.add(namespace["metadata"]["name"])
+
+    def _account_deleted(self, account: Obj) -> None:
+        meta = account["metadata"]
+        if meta.get("name") in MANAGED and meta.get("namespace"):
+            self.queue.add(meta["namespace"])
+
+    async def sync(self, name: str) -> None:
+        """Create the accounts an Active namespace lacks."""
+        namespace = self.namespace_informer.indexer.get(name)
+        if namespace is None or (namespace.get("status") or {}).get("phase") != "Active":
+            return
+        accounts = self.client.resource("", "v1", "serviceaccounts", name)
+        cached = self.account_informer.lister().namespaced(name)
+        for account in MANAGED:
+            if cached.get(account) is not None:
+                continue
+            try:
+                await accounts.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account}})
+            except ApiError as err:
+                if err.code != 409 and not _namespace_terminating(err):
+                    raise
+
+
+def _namespace_terminating(err: ApiError) -> bool:
+    """The namespace started terminating after the cache saw it Active."""
+    causes = (err.status.get("details") or {}).get("causes") or []
+    return any(cause.get("reason") == "NamespaceTerminating" for cause in causes)
