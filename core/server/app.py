@@ -78,7 +78,10 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
         return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
 
     app.on_shutdown.append(endpoints.close_watches)
+    # Paths kube-apiserver serves with and without a trailing slash (go-restful ignores one; its
+    # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v3 are exact there.
     app.router.add_get("/version", version)
+    app.router.add_get("/version/", version)
     live, ready = health.standard_checks(registry.storage, lifecycle)
     health.install(app.router, "livez", live)
     health.install(app.router, "readyz", ready)
@@ -88,8 +91,11 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     app.router.add_get("/apis", discovery.groups_root)
     app.router.add_get("/apis/", discovery.groups_root)
     app.router.add_get("/api/{version}", discovery.resource_list)
+    app.router.add_get("/api/{version}/", discovery.resource_list)
     app.router.add_get("/apis/{group}", discovery.group)
+    app.router.add_get("/apis/{group}/", discovery.group)
     app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
+    app.router.add_get("/apis/{group}/{version}/", discovery.resource_list)
     app.router.add_get("/openapi/v3", openapi.index)
     app.router.add_get("/openapi/v3/{path:.+}", openapi.document)
     app.router.add_route("*", "/api/{version}/{rest:.+}", endpoints.handle)
