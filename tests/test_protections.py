@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from core.server.apiserver import APIServer, ServerConfig
 from core.server.connections import ConnectionLimits
 from core.server.filters import RequestLimits
+from tests.servers import serving
 
 BOUND = 15.0  # generous: only a hang fails it
 CM = "/api/v1/namespaces/default/configmaps"
@@ -252,3 +255,29 @@ async def test_past_the_connection_cap_only_probes_and_loopback_are_served(tmp_p
                 raise AssertionError("no connection was served again")
     finally:
         await server.stop()
+
+
+async def test_the_serve_flags_set_the_limits(tmp_path: Path) -> None:
+    with serving(tmp_path / "data", "--no-controllers", "--max-mutating-requests-inflight", "1",
+                 "--request-timeout", "1s", "--read-header-timeout", "500ms") as served:
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+        body = b'{"metadata":{"name":"held"}}'
+        writer.write(f"POST {CM} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        async with aiohttp.ClientSession(base_url=served.url) as session:
+            refused = await until_in_flight(session)
+            assert refused.headers["Retry-After"] == "1"
+        status, _, _ = await answer(reader)  # --request-timeout 1s
+        assert status == 504
+        writer.close()
+        slow_reader, slow = await asyncio.open_connection("127.0.0.1", served.port)
+        slow.write(b"GET /version HTTP/1.1\r\n")  # and nothing more
+        assert await closed(slow_reader)  # --read-header-timeout 500ms
+        slow.close()
+
+
+def test_a_malformed_duration_flag_is_refused() -> None:
+    done = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--request-timeout", "60"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert 'argument --request-timeout: time: missing unit in duration "60"' in done.stderr

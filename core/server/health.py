@@ -23,6 +23,7 @@ from core.storage.interface import Storage, StorageError, StorageTimeoutError
 
 log = logging.getLogger(__name__)
 
+FAILED = 500  # what kube's healthz answers a failed check with (http.StatusInternalServerError)
 # A check returns None when it passes, else a reason fit to show (no addresses or internals).
 CheckFn = Callable[[], Awaitable[str | None]]
 
@@ -94,7 +95,7 @@ def install(router: web.UrlDispatcher, endpoint: str, checks: list[Check]) -> No
             lines.append(f"warn: some health checks cannot be excluded: no matches for {names}\n")
         if failed:
             log.debug("%s check failed: %s", endpoint, "; ".join(failed))
-            return _text(500, "".join(lines) + f"{endpoint} check failed\n")
+            return _text(FAILED, "".join(lines) + f"{endpoint} check failed\n")
         if "verbose" not in request.query:
             return _text(200, "ok")
         return _text(200, "".join(lines) + f"{endpoint} check passed\n")
@@ -102,7 +103,7 @@ def install(router: web.UrlDispatcher, endpoint: str, checks: list[Check]) -> No
     def single(check: Check) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
             reason = await check.run()
-            return _text(200, "ok") if reason is None else _text(500, f"internal server error: {reason}\n")
+            return _text(200, "ok") if reason is None else _text(FAILED, f"internal server error: {reason}\n")
         return handler
 
     router.add_get(f"/{endpoint}", root)
