@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -77,7 +78,7 @@ async def closed(reader: asyncio.StreamReader) -> bool:
 
 async def until_in_flight(session: aiohttp.ClientSession, path: str = CM) -> aiohttp.ClientResponse:
     """A POST answered 429 (retried while the held request has not reached the filter yet)."""
-    for _ in range(100):
+    for _ in range(int(BOUND / 0.05)):
         reply = await session.post(path, json={"metadata": {"name": "second"}})
         if reply.status == 429:
             return reply
@@ -111,12 +112,47 @@ async def test_a_mutating_request_beyond_the_limit_is_429_with_retry_after(limit
     held.close()
 
 
+async def test_a_slow_reader_holds_its_read_only_place_while_probes_still_answer(limited: APIServer) -> None:
+    """A LIST far larger than the socket buffers, read by nobody: sending it counts as in flight."""
+    async with aiohttp.ClientSession(base_url=limited.url) as session:
+        for i in range(12):  # ConfigMaps of 900 kB: a list of 10 MB
+            reply = await session.post(CM, json={"metadata": {"name": f"big-{i}"}, "data": {"k": "x" * 900_000}})
+            assert reply.status == 201
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(_address(limited))
+        sock.sendall(f"GET {CM} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        try:
+            for _ in range(int(BOUND / 0.05)):
+                async with session.get(f"{CM}/big-0") as reply:
+                    if reply.status == 429:
+                        assert reply.headers["Retry-After"] == "1"
+                        break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the read-only limit never refused a request")
+            for probe in ("/healthz", "/livez", "/readyz", "/readyz/etcd"):
+                async with session.get(probe) as reply:
+                    assert reply.status == 200, probe
+            async with session.post(CM, json={"metadata": {"name": "a-write"}}) as reply:
+                assert reply.status == 201  # mutating requests have their own limit
+        finally:
+            sock.close()  # the slow reader leaves: its place is freed
+        for _ in range(int(BOUND / 0.05)):
+            async with session.get(f"{CM}/big-0") as reply:
+                if reply.status == 200:
+                    break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the read-only place was never freed")
+
+
 async def test_the_limit_frees_its_slot_when_the_request_ends(limited: APIServer) -> None:
     _, held = await held_post(limited)
     async with aiohttp.ClientSession(base_url=limited.url) as session:
         (await until_in_flight(session)).release()
         held.close()  # the held request ends (its client went away)
-        for _ in range(100):
+        for _ in range(int(BOUND / 0.05)):
             async with session.post(CM, json={"metadata": {"name": "after"}}) as reply:
                 if reply.status == 201:
                     break
@@ -215,8 +251,12 @@ async def test_a_trickled_body_is_ended_by_the_body_timeout(tmp_path: Path) -> N
 async def test_past_the_connection_cap_only_probes_and_loopback_are_served(tmp_path: Path) -> None:
     server = await started(tmp_path, connections=ConnectionLimits(max_connections=2, probe_connections=1))
     try:
+        assert server.informers is not None
+        await server.informers.wait_for_cache_sync(BOUND)  # the loopback clients are connected and known
         held = [await connect(server) for _ in range(2)]
-        await asyncio.sleep(0.2)  # both accepted before the next one
+        for reader, writer in held:  # served: the cap has room for these two
+            writer.write(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await answer(reader))[0] == 200
         reader, writer = await connect(server)  # the reserve: probes only
         writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (await answer(reader))[0] == 200
@@ -243,7 +283,7 @@ async def test_past_the_connection_cap_only_probes_and_loopback_are_served(tmp_p
         spare_writer.close()
         writer.close()
         async with aiohttp.ClientSession(base_url=server.url) as session:
-            for _ in range(100):
+            for _ in range(int(BOUND / 0.05)):
                 try:
                     async with session.get("/api") as reply:
                         if reply.status == 200:

@@ -10,7 +10,8 @@ errors as Status (``app.status_errors``) -> max in-flight -> timeout -> aggregat
   in ``system:masters``, which the limit lets through). 0 turns a limit off.
 - **Timeout** (``WithRequestDeadline`` + ``WithTimeoutForNonLongRunningRequests``): a request that
   is not long-running ends after ``request_timeout`` seconds, or after ``?timeout=`` (a Go
-  duration) when that is shorter, with 504 ``Timeout``.
+  duration) when that is shorter, with 504 ``Timeout``. This filter writes the answer itself, so
+  that sending it counts too: a middleware outside it cannot change a response's headers.
 - A body that did not arrive in time (:class:`core.server.connections.BodyReadTimeout`) is a 408,
   and a connection taken past the connection cap serves probes and loopback clients only.
 """
@@ -18,6 +19,7 @@ errors as Status (``app.status_errors``) -> max in-flight -> timeout -> aggregat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import re
 from collections.abc import Awaitable, Callable
@@ -31,6 +33,7 @@ from core.server.connections import BodyReadTimeout, GuardedRequestHandler
 from core.server.requestinfo import parse_resource_path
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 PROBES = ("/healthz", "/livez", "/readyz")
 READ_ONLY_METHODS = frozenset({"GET", "HEAD"})
@@ -84,7 +87,7 @@ def _too_many(request: web.Request, *, close: bool = False) -> web.Response:
     return response
 
 
-def max_in_flight(limits: RequestLimits, loopback_token: str) -> Handler:
+def max_in_flight(limits: RequestLimits, loopback_token: str) -> Middleware:
     """The middleware counting read-only and mutating requests separately."""
     caps = {True: limits.max_requests_inflight, False: limits.max_mutating_requests_inflight}
     running = {True: 0, False: 0}
@@ -92,11 +95,11 @@ def max_in_flight(limits: RequestLimits, loopback_token: str) -> Handler:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         loopback = is_loopback(request, loopback_token)
-        connection = request.protocol
-        if loopback and isinstance(connection, GuardedRequestHandler):
+        connection = request.protocol if isinstance(request.protocol, GuardedRequestHandler) else None
+        if loopback and connection is not None:
             connection.exempt()
         exempt = loopback or is_probe(request.path)
-        if getattr(connection, "reserved", False) and not exempt:
+        if connection is not None and connection.reserved and not exempt:
             return _too_many(request, close=True)  # a connection past the cap
         read_only = request.method in READ_ONLY_METHODS
         if exempt or not caps[read_only] or is_long_running(request):
@@ -109,7 +112,7 @@ def max_in_flight(limits: RequestLimits, loopback_token: str) -> Handler:
         finally:
             running[read_only] -= 1
 
-    return middleware  # type: ignore[return-value]
+    return middleware
 
 
 _DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)([^\d.]*)")
@@ -148,7 +151,18 @@ def _deadline(request: web.Request, maximum: float) -> float:
     return asked if 0 < asked < maximum else maximum
 
 
-def request_timeout(limits: RequestLimits) -> Handler:
+async def _send(request: web.Request, response: web.StreamResponse) -> None:
+    """Write the answer now, inside the filters, rather than after them as aiohttp would: a client
+    that reads it slowly then holds its in-flight place and meets its deadline, as in Go, where
+    the handler writes the response itself. A client gone meanwhile is aiohttp's to notice."""
+    if response.prepared:
+        return
+    with contextlib.suppress(ConnectionError):
+        await response.prepare(request)
+        await response.write_eof()
+
+
+def request_timeout(limits: RequestLimits) -> Middleware:
     """The middleware ending a request that is not long-running at its deadline with a 504."""
 
     @web.middleware
@@ -160,7 +174,9 @@ def request_timeout(limits: RequestLimits) -> Handler:
             deadline = asyncio.timeout(seconds)
             try:
                 async with deadline:
-                    return await handler(request)
+                    response = await handler(request)
+                    await _send(request, response)
+                    return response
             except TimeoutError:
                 if not deadline.expired():
                     raise
@@ -175,4 +191,4 @@ def request_timeout(limits: RequestLimits) -> Handler:
             response.force_close()
             return response
 
-    return middleware  # type: ignore[return-value]
+    return middleware
