@@ -272,16 +272,23 @@ async def test_past_the_connection_cap_only_probes_and_loopback_are_served(tmp_p
                      + b'{"metadata":{"name":"lbk"}}')
         assert (await answer(reader))[0] == 201
 
-        spare_reader, spare_writer = await connect(server)  # takes the reserve
-        spare_writer.write(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert (await answer(spare_reader))[0] == 200
-        beyond, _ = await connect(server)  # beyond the reserve: closed at once
-        assert await closed(beyond)
+        # A full reserve takes a probe in place of its oldest connection not being served: one
+        # that trickles its headers (a flood of slow clients), or one that idles.
+        slow_reader, slow_writer = await connect(server)
+        slow_writer.write(b"GET /livez HTTP/1.1\r\n")  # and nothing more
+        probe_reader, probe_writer = await connect(server)
+        assert await closed(slow_reader)
+        probe_writer.write(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await answer(probe_reader))[0] == 200
+        next_reader, next_writer = await connect(server)
+        assert await closed(probe_reader)  # idle since its answer
+        next_writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await answer(next_reader))[0] == 200
 
         for _, w in held:  # connections freed: served again
             w.close()
-        spare_writer.close()
-        writer.close()
+        for w in (slow_writer, probe_writer, next_writer, writer):
+            w.close()
         async with aiohttp.ClientSession(base_url=server.url) as session:
             for _ in range(int(BOUND / 0.05)):
                 try:

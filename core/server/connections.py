@@ -14,8 +14,10 @@ a file descriptor for as long as it likes. :class:`GuardedRequestHandler` adds t
 
 Past ``max_connections`` open TCP connections, ``probe_connections`` more are accepted for health
 probes and the server's own loopback clients only (:mod:`core.server.filters` refuses anything
-else on them); past those, a new connection is closed at once, so the process keeps descriptors
-for the connections it serves instead of failing every ``accept()``.
+else on them). When those are taken too, a new connection replaces the oldest of them that is not
+being served (idle, or still sending its headers: what a flood of slow clients leaves there), or
+is closed at once if there is none; so the process keeps descriptors for what it serves instead of
+failing every ``accept()``, and a probe gets in however many clients hold connections open.
 """
 
 from __future__ import annotations
@@ -63,39 +65,48 @@ class GuardedRequestHandler(RequestHandler):
     def __init__(self, manager: GuardedServer, *, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._limits = limits
-        self._counter = manager.tcp_connections
-        self._tcp = False
+        self._server = manager
+        self._counted = False  # a TCP connection counted against the cap
         self._refused = False
         self._header_timer: asyncio.TimerHandle | None = None
         # Past the cap: only health probes and loopback clients may use this connection.
         self.reserved = False
 
+    @property
+    def busy(self) -> bool:
+        """A request of this connection is being handled (or waits to be)."""
+        return self._current_request is not None or bool(self._messages)
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._tcp = isinstance(transport.get_extra_info("peername"), tuple)  # not the Unix-socket kind
-        cap, reserve = self._limits.max_connections, self._limits.probe_connections
-        if self._tcp:
-            if cap and self._counter[0] >= cap + reserve:
+        server, cap = self._server, self._limits.max_connections
+        if cap and isinstance(transport.get_extra_info("peername"), tuple):  # TCP, not a Unix socket
+            if server.open_connections >= cap + self._limits.probe_connections and not server.evict_idle_reserved():
                 self._refused = True
                 transport.close()  # refused; asyncio still calls connection_lost
                 return
-            self.reserved = bool(cap) and self._counter[0] >= cap
-            self._counter[0] += 1
+            if server.open_connections >= cap:
+                self.reserved = True
+                server.reserve[self] = None
+            server.open_connections += 1
+            self._counted = True
         super().connection_made(transport)
 
     def exempt(self) -> None:
         """This connection carries the server's own loopback traffic: it no longer counts
         against the cap (nor takes a place in the reserve)."""
-        if self._tcp:
-            self._counter[0] -= 1
-            self._tcp = False
+        self._uncount()
+
+    def _uncount(self) -> None:
+        if self._counted:
+            self._server.open_connections -= 1
+            self._counted = False
+        self._server.reserve.pop(self, None)
         self.reserved = False
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._refused:
             return
-        if self._tcp:
-            self._counter[0] -= 1
-            self._tcp = False
+        self._uncount()
         self._cancel_header_timer()
         super().connection_lost(exc)
 
@@ -140,10 +151,21 @@ class GuardedServer(web.Server):
     def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(*args, keepalive_timeout=limits.idle_timeout, **kwargs)
         self.limits = limits
-        self.tcp_connections = [0]  # open TCP connections (shared, mutable, by every handler)
+        self.open_connections = 0  # TCP connections counted against the cap
+        self.reserve: dict[GuardedRequestHandler, None] = {}  # connections past the cap, oldest first
 
     def __call__(self) -> RequestHandler:
         return GuardedRequestHandler(self, loop=self._loop, limits=self.limits, **self._kwargs)
+
+    def evict_idle_reserved(self) -> bool:
+        """Close the oldest connection of the reserve that handles no request (one that idles or
+        trickles its headers), so that a full reserve still takes a probe; False if none."""
+        for handler in self.reserve:
+            if not handler.busy:
+                del self.reserve[handler]
+                handler.force_close()
+                return True
+        return False
 
 
 class GuardedRunner(web.AppRunner):
