@@ -111,7 +111,7 @@ class GuardedRequestHandler(RequestHandler):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        between_requests = self._current_request is None and not self._messages
+        between_requests = not self.busy
         parsed = self._request_count
         super().data_received(data)
         if self._request_count != parsed:  # headers complete: the body's deadline starts
@@ -123,7 +123,7 @@ class GuardedRequestHandler(RequestHandler):
 
     def _headers_late(self, parsed: int) -> None:
         self._header_timer = None
-        if self._request_count == parsed and self._current_request is None and not self._messages:
+        if self._request_count == parsed and not self.busy:  # still no complete header
             self.force_close()
 
     def _cancel_header_timer(self) -> None:

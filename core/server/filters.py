@@ -72,9 +72,10 @@ def is_long_running(request: web.Request) -> bool:
 
 
 def is_loopback(request: web.Request, token: str) -> bool:
-    """The request carries this process' loopback token (compared in constant time)."""
+    """The request carries this process' loopback token (compared in constant time); never
+    without a token."""
     header = request.headers.get("Authorization", "")
-    return header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
+    return bool(token) and header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
 
 
 def _too_many(request: web.Request, *, close: bool = False) -> web.Response:
@@ -124,8 +125,10 @@ def parse_duration(text: str) -> float:
     rest = text[1:] if text[:1] in ("-", "+") else text
     if rest == "0":
         return 0.0
+    if not rest:
+        raise ValueError(f'time: invalid duration "{text}"')
     total, position = 0.0, 0
-    while position < len(rest) or not rest:
+    while position < len(rest):
         match = _DURATION_PART.match(rest, position)
         if match is None:
             raise ValueError(f'time: invalid duration "{text}"')
