@@ -18,6 +18,7 @@ import pytest
 from core.server.apiserver import APIServer, ServerConfig
 from core.server.connections import ConnectionLimits
 from core.server.filters import RequestLimits
+from tests.kubectl_cli import Kubectl
 from tests.servers import serving
 
 BOUND = 15.0  # generous: only a hang fails it
@@ -183,11 +184,12 @@ async def test_a_request_past_its_timeout_is_504_and_stores_nothing(limited: API
             assert missing.status == 404
 
 
-async def test_the_server_timeout_applies_without_a_timeout_parameter(limited: APIServer) -> None:
-    reader, held = await held_post(limited)  # --request-timeout is 2 s here
-    status, _, _ = await answer(reader)
-    assert status == 504
-    held.close()
+async def test_the_server_timeout_applies_without_or_beyond_a_timeout_parameter(limited: APIServer) -> None:
+    for path in (CM, f"{CM}?timeout=1h"):  # --request-timeout is 2 s here, and ?timeout= cannot exceed it
+        reader, held = await held_post(limited, path)
+        status, _, _ = await answer(reader)
+        assert status == 504, path
+        held.close()
 
 
 async def test_a_malformed_timeout_is_400(limited: APIServer) -> None:
@@ -328,3 +330,11 @@ def test_a_malformed_duration_flag_is_refused() -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert 'argument --request-timeout: time: missing unit in duration "60"' in done.stderr
+
+
+def test_kubectl_request_timeout_is_sent_and_honoured(kubectl: Kubectl) -> None:
+    """kubectl --request-timeout sends ?timeout=30s; the server takes it (a bad one would be 400)."""
+    done = kubectl.run("get", "configmaps", "--request-timeout=30s", "-v=6")
+    assert "timeout=30s" in done.stderr and "200 OK" in done.stderr
+    kubectl.run("create", "configmap", "timed", "--from-literal=k=v", "--request-timeout=30s")
+    assert kubectl.run("get", "configmap", "timed", "-o", "name").stdout.strip() == "configmap/timed"
