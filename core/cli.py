@@ -27,6 +27,8 @@ from core.server.aggregator import BACKENDS_FLAG
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig, StartupError
 from core.server.app import VERSION
+from core.server.connections import ConnectionLimits, default_max_connections
+from core.server.filters import RequestLimits, parse_duration
 from core.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,51 @@ def _selection(text: str) -> ControllerSelection:
         return ControllerSelection.parse(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def _duration(text: str) -> float:
+    """A Go duration flag value (``60s``, ``1m30s``) in seconds."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return seconds
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    defaults, connections = RequestLimits(), ConnectionLimits()
+    parser.add_argument("--max-requests-inflight", type=_count, default=defaults.max_requests_inflight, metavar="N",
+                        help="read-only requests served at once; more are answered 429 (default "
+                             f"{defaults.max_requests_inflight}; 0: no limit)")
+    parser.add_argument("--max-mutating-requests-inflight", type=_count, metavar="N",
+                        default=defaults.max_mutating_requests_inflight,
+                        help="mutating requests served at once; more are answered 429 (default "
+                             f"{defaults.max_mutating_requests_inflight}; 0: no limit)")
+    parser.add_argument("--request-timeout", type=_duration, default=defaults.request_timeout, metavar="DURATION",
+                        help="how long a request other than a watch may take before a 504 (default 1m0s; "
+                             "?timeout= may ask for less)")
+    parser.add_argument("--read-header-timeout", type=_duration, default=connections.header_timeout,
+                        metavar="DURATION", help="time a client has to send a request's headers, from their "
+                                                 "first byte; then the connection is closed (default 32s)")
+    parser.add_argument("--read-body-timeout", type=_duration, default=connections.body_timeout, metavar="DURATION",
+                        help="time a client has to send a request's body after its headers; then 408 and the "
+                             "connection is closed (default 1m0s)")
+    parser.add_argument("--max-connections", type=_count, default=default_max_connections(), metavar="N",
+                        help="open client connections; past them only health probes are served on "
+                             f"{connections.probe_connections} more, and further ones are closed at once "
+                             "(default: the open-file limit less a margin, at most 4096; 0: no cap)")
 
 
 def _names(text: str) -> frozenset[str]:
@@ -130,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
                             "also for groups served here (default off: such APIServices are refused). kplane does not "
                             "authenticate yet: with this, anyone who reaches the port can make the server send "
                             "requests to any host it can reach")
+    _add_limit_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -185,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
             leader_election=election,
             aggregation=AggregatorSettings(backends=args.apiservice_backends, probe_interval=args.apiservice_probe_interval),
             runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
+            limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
+            connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
+                                         max_connections=args.max_connections),
         )
         try:
             return asyncio.run(_serve(config))

@@ -7,6 +7,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,10 @@ from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from core.server.aggregator import Aggregator
 from core.server.aggregator import Settings as AggregatorSettings
-from core.server.app import READY, build_app
+from core.server.app import LIFECYCLE, build_app
 from core.server.availability import AvailabilityController
+from core.server.connections import ConnectionLimits, GuardedRunner
+from core.server.filters import RequestLimits
 from core.server.handlers import BOOKMARK_INTERVAL
 from core.storage.cacher import CachedStorage
 from core.storage.factory import open_storage
@@ -65,6 +68,8 @@ class ServerConfig:
     # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
     # defaults (core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
     runtime_config: dict[str, bool] = field(default_factory=dict)
+    limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
 
     @property
     def storage(self) -> str:
@@ -89,6 +94,9 @@ class APIServer:
         self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
         self.aggregator: Aggregator | None = None  # on when apiregistration.k8s.io is served
         self._availability_task: asyncio.Task[None] | None = None
+        # The in-process clients' bearer token: their requests pass the in-flight limits and the
+        # connection cap, as kube-apiserver's loopback client (in system:masters) does.
+        self._loopback_token = secrets.token_urlsafe(32)
         self.url = ""
 
     async def start(self) -> None:
@@ -103,7 +111,7 @@ class APIServer:
             self.storage = await CachedStorage.open(self.storage)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
-        self._loopback = RESTClient("")
+        self._loopback = RESTClient("", token=self._loopback_token)
         self.informers = SharedInformerFactory(self._loopback)
         self.scheme.set_runtime_config(cfg.runtime_config)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
@@ -114,9 +122,10 @@ class APIServer:
         availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers, self.admission) else None
         self.aggregator = aggregator if availability is not None else None
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
-                        share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator)
+                        share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator,
+                        limits=cfg.limits, loopback_token=self._loopback_token)
         app.router.add_get("/debug/plugins", self._debug_plugins)
-        self.runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
         await site.start()
@@ -130,7 +139,7 @@ class APIServer:
             self._availability_task = asyncio.create_task(availability.run(), name="apiservice-availability")
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
-        app[READY]["ready"] = True
+        app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()
 
@@ -138,7 +147,7 @@ class APIServer:
         """The controller-manager in-process, over a loopback client; under leader election it
         runs only while this server holds the Lease and stands again after losing it."""
         cfg = self.config
-        client = self._controller_client = RESTClient(self.url)
+        client = self._controller_client = RESTClient(self.url, token=self._loopback_token)
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
@@ -165,6 +174,8 @@ class APIServer:
         return self.config.data_dir / "kubeconfig"
 
     async def stop(self) -> None:
+        if self.runner is not None:
+            self.runner.app[LIFECYCLE].stopping = True  # /readyz fails from now on
         if self._controller_task is not None:  # stops the controllers and hands the Lease back
             self._controller_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -11,7 +11,7 @@ from aiohttp import web
 from core.meta import errors
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
-from core.server import negotiation
+from core.server import filters, health, negotiation
 from core.server.aggregator import Aggregator
 from core.server.discovery import Discovery
 from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
@@ -32,7 +32,7 @@ VERSION = {
     "platform": "linux/amd64",
 }
 
-READY = web.AppKey("ready", dict)
+LIFECYCLE = web.AppKey("lifecycle", health.Lifecycle)
 
 
 # What a client is told when something fails below the API: never the exception's text, which
@@ -67,14 +67,17 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 
 
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
-              share_watch_encoding: bool = True, aggregator: Aggregator | None = None) -> web.Application:
-    """The server's routes; with an ``aggregator``, requests for the group/versions it proxies go
+              share_watch_encoding: bool = True, aggregator: Aggregator | None = None,
+              limits: filters.RequestLimits | None = None, loopback_token: str = "") -> web.Application:
+    """The server's routes behind the request filters (:mod:`core.server.filters`, in
+    kube-apiserver's order); with an ``aggregator``, requests for the group/versions it proxies go
     to their backends before any route sees them, and discovery and OpenAPI list them."""
-    middlewares: list[Any] = [status_errors]
+    limits = limits or filters.RequestLimits()
+    middlewares: list[Any] = [status_errors, filters.max_in_flight(limits, loopback_token), filters.request_timeout(limits)]
     if aggregator is not None:
         middlewares.append(aggregator.middleware)
     app = web.Application(middlewares=middlewares, client_max_size=negotiation.MAX_BODY + 1)
-    app[READY] = {"ready": False}
+    lifecycle = app[LIFECYCLE] = health.Lifecycle()
     discovery = Discovery(scheme, registry, aggregator)
     openapi = OpenAPI(scheme, registry, aggregator)
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
@@ -83,26 +86,25 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     async def version(request: web.Request) -> web.Response:
         return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
 
-    async def healthz(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def readyz(request: web.Request) -> web.Response:
-        if not app[READY]["ready"]:
-            return web.Response(status=503, text="[-]storage not ready\nreadyz check failed")
-        return web.Response(text="ok")
-
     app.on_shutdown.append(endpoints.close_watches)
+    # Paths kube-apiserver serves with and without a trailing slash (go-restful ignores one; its
+    # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v3 are exact there.
     app.router.add_get("/version", version)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/livez", healthz)
-    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/version/", version)
+    live, ready = health.standard_checks(registry.storage, lifecycle)
+    health.install(app.router, "livez", live)
+    health.install(app.router, "readyz", ready)
+    health.install(app.router, "healthz", ready)
     app.router.add_get("/api", discovery.core_root)
     app.router.add_get("/api/", discovery.core_root)
     app.router.add_get("/apis", discovery.groups_root)
     app.router.add_get("/apis/", discovery.groups_root)
     app.router.add_get("/api/{version}", discovery.resource_list)
+    app.router.add_get("/api/{version}/", discovery.resource_list)
     app.router.add_get("/apis/{group}", discovery.group)
+    app.router.add_get("/apis/{group}/", discovery.group)
     app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
+    app.router.add_get("/apis/{group}/{version}/", discovery.resource_list)
     app.router.add_get("/openapi/v3", openapi.index)
     app.router.add_get("/openapi/v3/{path:.+}", openapi.document)
     app.router.add_route("*", "/api/{version}/{rest:.+}", endpoints.handle)

@@ -291,6 +291,9 @@ class CachedStorage(Storage):
         self._seen = max(self._seen, revision)
         return revision
 
+    async def health(self) -> None:
+        await self._inner.health()
+
     # -- writes ---------------------------------------------------------------------------
 
     async def create(self, key: str, value: bytes) -> KeyValue:

@@ -65,6 +65,7 @@ _log = logging.getLogger(__name__)
 
 Json = dict[str, Any]
 
+HEALTH_TIMEOUT = 2.0  # seconds, as kube-apiserver's --etcd-healthcheck-timeout
 _MAX_REQUESTS = 128  # unary requests in flight; watches hold their own connections outside it
 _RETRY_MIN, _RETRY_MAX = 0.05, 2.0  # watch reconnect backoff, seconds
 _GRPC_DEADLINE_EXCEEDED, _GRPC_UNAVAILABLE = 4, 14
@@ -324,6 +325,13 @@ class EtcdStorage(Storage):
             "/v3/kv/range", {"key": _b64(self._prefix + b"\0"), "count_only": True}
         )
         return int(reply["header"]["revision"])
+
+    async def health(self) -> None:
+        """etcd answers a read within HEALTH_TIMEOUT (kube-apiserver's --etcd-healthcheck-timeout)."""
+        try:
+            await asyncio.wait_for(self.current_revision(), HEALTH_TIMEOUT)
+        except TimeoutError:
+            raise StorageTimeoutError(f"etcd did not answer within {HEALTH_TIMEOUT:g}s") from None
 
     async def compact(self, revision: int) -> None:
         """etcd compaction at ``revision``; at or before an earlier compaction it does nothing."""

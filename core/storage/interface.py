@@ -171,5 +171,10 @@ class Storage(abc.ABC):
         """Forget history at and before ``revision``; current values are always kept."""
 
     @abc.abstractmethod
+    async def health(self) -> None:
+        """Return when the backend can serve requests now; raise StorageError (usually
+        UnavailableError) when it cannot. Cheap: ``/readyz`` calls it on every probe."""
+
+    @abc.abstractmethod
     async def close(self) -> None:
         """Stop background work and release resources."""

@@ -38,6 +38,7 @@ from core.storage.interface import (
     ListResult,
     Storage,
     StorageError,
+    UnavailableError,
     WatchEvent,
 )
 from core.storage.watchqueue import EventQueue
@@ -283,6 +284,11 @@ class _Writer:
                 self._accepting = False
                 self._queue.put(None)
         await asyncio.wrap_future(self._stopped)
+
+    @property
+    def alive(self) -> bool:
+        """The thread runs and takes writes."""
+        return self._thread.is_alive() and self._accepting
 
     def submit(self, item: _Write | _Compact) -> None:
         with self._gate:
@@ -725,6 +731,12 @@ class SQLiteStorage(Storage):
 
     async def current_revision(self) -> int:
         return _current_revision(self._reader())
+
+    async def health(self) -> None:
+        """The database answers a read and its writer thread runs."""
+        _current_revision(self._reader())
+        if not self._writer.alive:
+            raise UnavailableError(f"the writer of storage {self._path} has stopped")
 
     async def compact(self, revision: int) -> None:
         conn = self._reader()
