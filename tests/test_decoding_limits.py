@@ -371,3 +371,10 @@ async def test_a_large_json_body_is_decoded_as_a_small_one(api):
     reply = await api.post(CONFIGMAPS, raw=orjson.dumps(body))
     assert reply.status == 201, reply
     assert len(reply.body["data"]) == 60_000
+
+
+@pytest.mark.parametrize("metadata", ['"x"', "[1]", "7"])
+async def test_apply_whose_metadata_is_not_an_object(api, no_configmaps, metadata):
+    reply = await api.patch(f"{CONFIGMAPS}/cm", None, raw=f'{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {metadata}}}'.encode(),
+                            content_type="application/apply-patch+yaml", params={"fieldManager": "test"})
+    assert_status(reply, 400, "BadRequest", 'ConfigMap in version "v1" cannot be handled as a ConfigMap: metadata must be an object')

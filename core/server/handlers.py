@@ -402,6 +402,7 @@ def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shap
 def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str, Any]:
     """An apply body, checked as kube-apiserver checks it, named as the URL names it."""
     fieldmanager.check_apply_body(config, GroupVersion(rt.group, info.version).api_version, rt.kind)
+    _check_type_meta(config, rt, info.version)
     meta = dict(config.get("metadata") or {})
     if meta.get("name", info.name) != info.name:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({info.name})")
