@@ -99,8 +99,13 @@ class _Members(dict):  # type: ignore[type-arg]
 
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__(pairs)
-        seen: set[str] = set()
-        self.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+        self.repeated: list[str] = []
+        if len(self) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    self.repeated.append(key)
+                seen.add(key)
 
 
 def _json_duplicates(body: bytes) -> list[str]:
@@ -239,9 +244,10 @@ def decode_yaml(body: bytes) -> Decoded:
             line = event.start_mark.line + 1 if event.start_mark else 0
             if isinstance(event, yaml.ScalarEvent):
                 value = _scalar(loader, event, line)
-                builder.count(1, len(value) + 2 if isinstance(value, str) else 8)
+                size = len(value) + 2 if isinstance(value, str) else 8
+                builder.count(1, size)
                 if event.anchor is not None:
-                    builder.anchors[event.anchor] = (value, 1, len(value) + 2 if isinstance(value, str) else 8)
+                    builder.anchors[event.anchor] = (value, 1, size)
                 builder.add(value, line, scalar=True)
             elif isinstance(event, yaml.MappingStartEvent):
                 builder.start({}, event.anchor)
