@@ -22,6 +22,8 @@ What the server and clients need to know about a field beyond its type goes in m
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -30,6 +32,7 @@ from marshmallow.fields import Dict, List, Nested, Raw
 
 __all__ = [
     "Bool",
+    "Bytes",
     "Dict",
     "Float",
     "Int",
@@ -50,13 +53,20 @@ class Str(fields.String):
 
 
 class Int(fields.Integer):
+    """A JSON integer that fits Go's int64 (larger ones cannot be stored or served)."""
+
+    default_error_messages = {"too_large": "Number out of range for a 64-bit integer."}
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
 
     def _validated(self, value: Any) -> int:
         if isinstance(value, bool):  # bool is an int subclass in Python, never in JSON
             raise self.make_error("invalid", input=value)
-        return super()._validated(value)
+        number = super()._validated(value)
+        if not -(2**63) <= number < 2**63:
+            raise self.make_error("too_large")
+        return number
 
 
 class Float(fields.Float):
@@ -73,6 +83,23 @@ class Bool(fields.Field):
         if not isinstance(value, bool):
             raise self.make_error("invalid")
         return value
+
+
+class Bytes(fields.Field):
+    """A Go ``[]byte``: standard base64 with padding. Like Go's decoder, line breaks anywhere are
+    ignored (PEM-style 76-column wrapping, as in the docs' TLS Secret); the value is kept as Go
+    writes it back, one unbroken canonical base64 string."""
+
+    default_error_messages = {"invalid": "illegal base64 data"}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if not isinstance(value, str):
+            raise self.make_error("invalid")
+        try:
+            decoded = base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
+        except (binascii.Error, ValueError):
+            raise self.make_error("invalid") from None
+        return base64.b64encode(decoded).decode("ascii")
 
 
 class IntOrString(fields.Field):

@@ -13,7 +13,7 @@ Conversion always goes through the internal form, as in Kubernetes::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,19 +94,22 @@ class ResourceType:
         return GroupVersionKind(self.group, version, self.kind)
 
     # -- conversion ------------------------------------------------------------------------
-    def decode(self, wire: dict[str, Any], version: str, field_validation: str = STRICT) -> tuple[Any, list[str]]:
+    def decode(self, wire: dict[str, Any], version: str, field_validation: str = STRICT,
+               duplicates: Sequence[str] = ()) -> tuple[Any, list[str]]:
         """Validated internal object from a client's body; returns it with warnings to send.
 
-        Raises 400 BadRequest for unknown fields (Strict) and for wrong types.
+        ``duplicates`` are the body's duplicate keys, as the decoder words them; with unknown
+        fields they are the strict-decoding errors ``field_validation`` decides about. Raises
+        400 BadRequest for those (Strict) and for wrong types.
         """
         v = self.versions[version]
         loaded = load(v.shape, wire, skip=_TYPE_META)
         warnings: list[str] = []
-        if loaded.unknown and field_validation == STRICT:
-            listed = ", ".join(f'unknown field "{p}"' for p in loaded.unknown)
-            raise self._cannot_handle(version, f"strict decoding error: {listed}")
-        if loaded.unknown and field_validation == WARN:
-            warnings = [f'unknown field "{p}"' for p in loaded.unknown]
+        strict = [*duplicates, *(f'unknown field "{p}"' for p in loaded.unknown)]
+        if strict and field_validation == STRICT:
+            raise self._cannot_handle(version, f"strict decoding error: {', '.join(strict)}")
+        if strict and field_validation == WARN:
+            warnings = strict
         if loaded.errors:
             raise self._cannot_handle(version, "; ".join(map(str, loaded.errors)), loaded.errors)
         data = loaded.data

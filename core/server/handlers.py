@@ -161,15 +161,15 @@ class ResourceEndpoints:
 
     # -- writes -----------------------------------------------------------------------------
     async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        body = await _decode_object(request, rt, info.version)
+        body, duplicates = await _decode_object(request, rt, info.version)
         ctx = _context(request, info)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
-        obj, warnings = rt.decode(tracker.update(None, body), info.version, params.field_validation(request.query))
+        obj, warnings = rt.decode(tracker.update(None, body), info.version, params.field_validation(request.query), duplicates)
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        body = await _decode_object(request, rt, info.version)
+        body, duplicates = await _decode_object(request, rt, info.version)
         validation = params.field_validation(request.query)
         ctx = _context(request, info)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
@@ -177,7 +177,7 @@ class ResourceEndpoints:
 
         async def updater(old: Any) -> Any:
             previous = rt.encode(old, info.version) if old is not None else None
-            obj, found = rt.decode(tracker.update(previous, body), info.version, validation)
+            obj, found = rt.decode(tracker.update(previous, body), info.version, validation, duplicates)
             warnings[:] = found
             return obj
 
@@ -185,7 +185,8 @@ class ResourceEndpoints:
         return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        content_type, document = await _read_patch(request)
+        content_type, decoded = await _read_patch(request)
+        document = decoded.value
         validation = params.field_validation(request.query)
         ctx = _context(request, info)
         force = params.flag(request.query, "force")
@@ -199,11 +200,13 @@ class ResourceEndpoints:
             current = rt.encode(old, info.version) if old is not None else None
             if content_type == APPLY_PATCH:
                 patched = tracker.apply(current, document, force=force)
+            elif current is None:  # only apply creates; kube-apiserver's other patchers answer NotFound
+                raise errors.not_found(rt.plural, rt.group, info.name)
             else:
-                assert current is not None
-                patched = tracker.update(current, _apply_patch(content_type, current, document, tracker.shape))
+                patched = _apply_patch(content_type, current, document, tracker.shape)
                 _check_type_meta(patched, rt, info.version)
-            obj, found = rt.decode(patched, info.version, validation)
+                patched = tracker.update(current, patched)
+            obj, found = rt.decode(patched, info.version, validation, decoded.duplicates)
             warnings[:] = found
             return obj
 
@@ -213,7 +216,7 @@ class ResourceEndpoints:
     async def post_subresource(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         """POST to a named subresource: its strategy applies the body to the stored parent (in the
         Store's guarded update); kube-apiserver answers such a create with a Success Status."""
-        body = negotiation.decode(await negotiation.read_body(request), negotiation.media_type(request.headers.get("Content-Type")))
+        body = (await negotiation.read_decoded(request)).value
         ctx = _context(request, info)
         strategy = store.strategy
         assert isinstance(strategy, PostSubresource)
@@ -237,15 +240,15 @@ class ResourceEndpoints:
         if verb == "get":
             return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
         if verb == "update":
-            body = negotiation.decode(await negotiation.read_body(request), negotiation.media_type(request.headers.get("Content-Type")))
+            body = (await negotiation.read_decoded(request)).value
 
             def wanted(current: dict[str, Any]) -> Any:
                 return body
         else:
-            content_type, document = await _read_patch(request)
+            content_type, decoded = await _read_patch(request)
 
             def wanted(current: dict[str, Any]) -> Any:
-                return _apply_patch(content_type, adapter.scale_of(current), document, scale.SCALE_SHAPE)
+                return _apply_patch(content_type, adapter.scale_of(current), decoded.value, scale.SCALE_SHAPE)
 
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
@@ -327,14 +330,17 @@ def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
-async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> dict[str, Any]:
-    """The body as a wire JSON dict; protobuf bodies (kubectl's generators) become one too, for
-    the kinds that registered a table, so they share JSON's validation."""
+async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> tuple[dict[str, Any], list[str]]:
+    """The body as a wire JSON dict, with its duplicate keys as strict-decoding errors; protobuf
+    bodies (kubectl's generators) become one too, for the kinds that registered a table, so they
+    share JSON's validation."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
-    raw = await negotiation.read_body(request)
+    duplicates: list[str] = []
     if content_type != protobuf.MEDIA_TYPE:
-        body = negotiation.decode(raw, content_type)
+        decoded = await negotiation.read_decoded(request, content_type)
+        body, duplicates = decoded.value, decoded.duplicates
     else:
+        raw = await negotiation.read_body(request)
         table = rt.versions[version].protobuf
         expected = GroupVersion(rt.group, version).api_version
         if table is None:
@@ -357,7 +363,7 @@ async def _decode_object(request: web.Request, rt: ResourceType, version: str) -
         except protobuf.ProtobufError as err:
             raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {rt.kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
     _check_type_meta(body, rt, version)
-    return body
+    return body, duplicates
 
 
 def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
@@ -374,28 +380,35 @@ def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
         raise errors.bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: metadata must be an object')
 
 
-async def _read_patch(request: web.Request) -> tuple[str, Any]:
+async def _read_patch(request: web.Request) -> tuple[str, negotiation.Decoded]:
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type not in PATCH_TYPES:
         raise errors.unsupported_media_type(content_type, PATCH_TYPES)
-    return content_type, negotiation.decode(await negotiation.read_body(request), content_type)
+    return content_type, await negotiation.read_decoded(request, content_type)
 
 
 def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shape: Shape) -> Any:
     """The patched object; ``shape`` is the schema strategic merge patch takes merge keys from."""
     try:
         if content_type == JSON_PATCH:
-            return patch.apply_json_patch(current, document)
-        if content_type == MERGE_PATCH:
-            return patch.apply_merge_patch(current, document)
-        return strategic.apply_strategic_merge_patch(current, document, shape)
+            patched = patch.apply_json_patch(current, document)
+        elif content_type == MERGE_PATCH:
+            patched = patch.apply_merge_patch(current, document)
+        else:
+            patched = strategic.apply_strategic_merge_patch(current, document, shape)
     except patch.PatchError as err:
         raise err.api_error() from None
+    if not isinstance(patched, dict):  # kube-apiserver cannot decode the result into an object
+        shown = orjson.dumps(patched).decode()
+        detail = f"the patched document is {'null' if patched is None else 'a JSON ' + patch.go_json_type(patched)}, not an object"
+        raise errors.invalid_object("", "", "", [errors.invalid("patch", shown[:256], detail)])
+    return patched
 
 
 def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str, Any]:
     """An apply body, checked as kube-apiserver checks it, named as the URL names it."""
     fieldmanager.check_apply_body(config, GroupVersion(rt.group, info.version).api_version, rt.kind)
+    _check_type_meta(config, rt, info.version)
     meta = dict(config.get("metadata") or {})
     if meta.get("name", info.name) != info.name:
         raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL ({info.name})")
@@ -407,7 +420,7 @@ async def _optional_body(request: web.Request) -> Any:
     raw = await negotiation.read_body(request)
     if not raw.strip():
         return None
-    return negotiation.decode(raw, negotiation.media_type(request.headers.get("Content-Type")))
+    return (await negotiation.decode_off_loop(raw, negotiation.media_type(request.headers.get("Content-Type")))).value
 
 
 async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[list[WatchEvent] | None]:

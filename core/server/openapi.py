@@ -98,6 +98,7 @@ _FIELD_COMPONENTS: dict[type[mfields.Field], tuple[str, dict[str, Any]]] = {
 _ANYTHING = {"x-kubernetes-preserve-unknown-fields": True}
 _SCALARS: tuple[tuple[type[mfields.Field], dict[str, str]], ...] = (
     (fields.Time, {"type": "string", "format": "date-time"}),
+    (fields.Bytes, {"type": "string", "format": "byte"}),
     (mfields.DateTime, {"type": "string", "format": "date-time"}),
     (mfields.Integer, {"type": "integer", "format": "int64"}),  # no width is declared; int64 holds every value
     (mfields.Float, {"type": "number", "format": "double"}),

@@ -15,8 +15,10 @@ from core.meta import clock, errors
 from core.registry.strategy import RequestContext, Strategy
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType
-from core.runtime.schema import Shape
+from core.runtime.schema import Shape, known_fields
 from core.server import fieldmanager
+
+_TYPE_META = frozenset({"apiVersion", "kind"})
 
 
 class FieldTracker:
@@ -31,7 +33,7 @@ class FieldTracker:
     def update(self, old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         """``new`` with managedFields recording this write (create, PUT or patch)."""
         managed = fieldmanager.managed_fields_after_update(
-            old, new, self.shape, manager=self.manager, api_version=self.api_version, now=clock.now(),
+            old, known_fields(self.shape, new, _TYPE_META), self.shape, manager=self.manager, api_version=self.api_version, now=clock.now(),
             subresource=self.subresource, ignored=self.ignored,
         )
         meta = {k: v for k, v in (new.get("metadata") or {}).items() if k != "managedFields"}

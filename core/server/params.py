@@ -6,6 +6,7 @@ ignored; malformed values are 400 BadRequest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ from core.registry.options import DeleteOptions, ListOptions, WatchOptions
 from core.runtime.scheme import IGNORE, STRICT, WARN
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def flag(query: Mapping[str, str], name: str) -> bool:
@@ -33,13 +36,18 @@ def flag(query: Mapping[str, str], name: str) -> bool:
 
 
 def integer(query: Mapping[str, str], name: str, default: int = 0) -> int:
+    """An int64 parameter, read as Go's ``strconv.ParseInt(value, 10, 64)`` reads it: an optional
+    sign and ASCII digits (Python's ``int`` would also take ``1_000``, spaces and other scripts'
+    digits), and nothing outside int64."""
     value = query.get(name)
     if value is None or value == "":
         return default
-    try:
-        return int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid value for {name}: "{value}" is not an integer') from None
+    if not _INT.fullmatch(value):
+        raise errors.bad_request(f'invalid value for {name}: "{value}" is not an integer')
+    number = int(value)
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise errors.bad_request(f'invalid value for {name}: "{value}" is out of range for a 64-bit integer')
+    return number
 
 
 def dry_run(query: MultiMapping[str]) -> bool:
@@ -69,7 +77,7 @@ def list_options(query: Mapping[str, str]) -> ListOptions:
     return ListOptions(
         label_selector=parse_label_selector(query.get("labelSelector", "")) if query.get("labelSelector") else None,
         field_selector=parse_field_selector(query.get("fieldSelector", "")) if query.get("fieldSelector") else None,
-        limit=max(limit, 0),
+        limit=min(max(limit, 0), INT64_MAX - 1),  # storages read one past the limit to see if more follow
         continue_=query.get("continue", ""),
         resource_version=query.get("resourceVersion", ""),
         resource_version_match=query.get("resourceVersionMatch", ""),

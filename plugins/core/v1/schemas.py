@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-
-from marshmallow import ValidationError
-
 from core.meta.schemas import ObjectMetaSchema
 from core.runtime import fields
 from core.runtime.schema import Schema
@@ -452,12 +447,6 @@ class EventSchema(Schema):
 
 
 # -- ConfigMap, Secret, ServiceAccount ---------------------------------------------------------
-def _base64(value: str) -> None:
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValidationError("illegal base64 data") from None
-
 
 class ConfigMapSchema(Schema):
     """A ConfigMap holds configuration for Pods to use as environment variables, command-line arguments or files in a
@@ -474,7 +463,7 @@ class ConfigMapSchema(Schema):
     data = fields.StrMap(metadata={"description": (
         "Configuration values (UTF-8 text) by key. Keys consist of letters, digits, '-', '_' and '.'."
     )})
-    binary_data = fields.Dict(keys=fields.Str(), values=fields.Str(validate=_base64), metadata={"description": (
+    binary_data = fields.Dict(keys=fields.Str(), values=fields.Bytes(), metadata={"description": (
         "Binary values, base64-encoded, by key. A key must not also be in data."
     )})
 
@@ -491,7 +480,7 @@ class SecretSchema(Schema):
     immutable = fields.Bool(metadata={"description": (
         "When true, data can no longer change; the Secret can only be deleted."
     )})
-    data = fields.Dict(keys=fields.Str(), values=fields.Str(validate=_base64), metadata={"description": (
+    data = fields.Dict(keys=fields.Str(), values=fields.Bytes(), metadata={"description": (
         "Values, base64-encoded, by key. Keys consist of letters, digits, '-', '_' and '.'."
     )})
     string_data = fields.StrMap(metadata={"description": (
