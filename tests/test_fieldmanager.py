@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -631,3 +632,102 @@ def test_conflict_message_for_several_managers() -> None:
 )
 def test_default_manager_comes_from_the_user_agent(user_agent: str, manager: str) -> None:
     assert default_manager(user_agent) == manager
+
+
+# -- from client-side apply ------------------------------------------------------------------------------
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def go_json(obj: Obj) -> str:
+    """A configuration as kubectl writes it into the last-applied annotation (Go's json.Encoder)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n"
+
+
+def client_side_applied(change: Callable[[Obj], Any] | None = None, last: Obj | None = None) -> Obj:
+    """What ``kubectl apply`` (client-side) creates: the manifest, its last-applied annotation
+    (``last``, by default the manifest itself) and an Update entry of kubectl-client-side-apply."""
+    obj = manifest(change)
+    obj["metadata"]["annotations"] = {LAST_APPLIED: go_json(manifest(change) if last is None else last)}
+    return do_update(None, obj, "kubectl-client-side-apply", now=T0)
+
+
+def edited_manifest() -> Obj:
+    return manifest(lambda o: (set_replicas(3)(o), set_image("nginx:1.26")(o)))
+
+
+def test_kubectl_takes_over_the_fields_its_client_side_apply_set() -> None:
+    live = client_side_applied()
+    upgraded = do_apply(live, edited_manifest(), "kubectl")
+    assert upgraded["spec"]["replicas"] == 3 and containers(upgraded)[0]["image"] == "nginx:1.26"
+    mine = owned(upgraded, "kubectl", "Apply")
+    assert mine["f:spec"]["f:replicas"] == {} and mine["f:spec"]["f:template"]["f:spec"]["f:containers"][NGINX]["f:image"] == {}
+    left = owned(upgraded, "kubectl-client-side-apply")
+    assert "f:replicas" not in left["f:spec"]
+    assert "f:image" not in left["f:spec"]["f:template"]["f:spec"]["f:containers"][NGINX]
+    assert "f:selector" in left["f:spec"]  # unchanged fields stay shared
+    assert left["f:metadata"]["f:annotations"] == {".": {}, f"f:{LAST_APPLIED}": {}}
+    # lastAppliedUpdater: the annotation now holds the configuration kubectl applied
+    assert upgraded["metadata"]["annotations"] == {LAST_APPLIED: go_json(edited_manifest())}
+
+
+def test_another_manager_still_conflicts_with_client_side_apply() -> None:
+    live = client_side_applied()
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "other")
+    assert [(c.manager, c.field) for c in caught.value.conflicts] == [
+        ("kubectl-client-side-apply", ".spec.replicas"),
+        ("kubectl-client-side-apply", '.spec.template.spec.containers[name="nginx"].image'),
+    ]
+
+
+def test_fields_whose_live_value_left_the_last_applied_one_still_conflict() -> None:
+    """Only fields live still holds as last applied are the client-side applier's to hand over."""
+    live = client_side_applied(set_replicas(5), last=manifest())  # the annotation says 2, live has 5
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "kubectl")
+    assert [(c.manager, c.field) for c in caught.value.conflicts] == [("kubectl-client-side-apply", ".spec.replicas")]
+    forced = do_apply(live, edited_manifest(), "kubectl", force=True)
+    assert forced["spec"]["replicas"] == 3
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        None,
+        "",
+        "{not json",
+        "[1]",
+        go_json({**manifest(), "apiVersion": "apps/v1beta2"}),
+        go_json({k: v for k, v in manifest().items() if k != "kind"}),
+        go_json(manifest(lambda o: o["spec"]["template"]["spec"]["containers"].append({"image": "x"}))),  # no key
+    ],
+)
+def test_without_a_usable_last_applied_annotation_conflicts_stand(annotation: str | None) -> None:
+    live = client_side_applied()
+    if annotation is None:
+        del live["metadata"]["annotations"]
+    else:
+        live["metadata"]["annotations"][LAST_APPLIED] = annotation
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "kubectl")
+    assert len(caught.value.conflicts) == 2
+
+
+def test_the_annotation_is_kept_only_where_it_was_and_within_the_size_limit() -> None:
+    created = do_apply(None, manifest(), "kubectl", now=T0)
+    assert "annotations" not in created["metadata"]  # never added by server-side apply
+    live = client_side_applied()
+    big = edited_manifest()
+    big["metadata"]["annotations"] = {"note": "x" * (128 * 1024)}
+    applied = do_apply(live, big, "kubectl")
+    assert applied["metadata"]["annotations"] == {"note": "x" * (128 * 1024)}  # 256 KiB would be exceeded
+    html = edited_manifest()
+    # a configuration that names the annotation (with its live value, else it would conflict) leaves it out
+    html["metadata"]["annotations"] = {"note": "<a&b>", LAST_APPLIED: live["metadata"]["annotations"][LAST_APPLIED]}
+    escaped = do_apply(live, html, "kubectl")["metadata"]["annotations"][LAST_APPLIED]
+    assert escaped == go_json({**html, "metadata": {**html["metadata"], "annotations": {"note": "<a&b>"}}})
+    assert "\\u003ca\\u0026b\\u003e" in escaped
+    other = do_apply(live, config({"paused": True}), "other")
+    assert other["metadata"]["annotations"] == live["metadata"]["annotations"]  # only kubectl's apply updates it

@@ -29,8 +29,7 @@ results as read-only.
 Where this differs from kube-apiserver, for want of information Go has and our schemas lack: a
 nested schema held in a struct field is taken as a Go value struct (an Update never owns its
 ``.``), a bare Dict as a pointer struct (it does); every manager's set is read against the one
-schema given (no conversion between API versions); and the client-side-apply upgrade path (the
-last-applied annotation managers) is not implemented.
+schema given (no conversion between API versions).
 """
 
 from __future__ import annotations
@@ -64,6 +63,9 @@ FIELD_MANAGER_MAX_LENGTH = 128
 MAX_UPDATE_MANAGERS = 10  # capManagersManager: older Update entries are merged beyond this
 BEFORE_FIRST_APPLY = "before-first-apply"
 ANCIENT_CHANGES = "ancient-changes"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+UPGRADING_MANAGER = "kubectl"  # the one apply manager that takes over from client-side apply
+ANNOTATIONS_SIZE_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
 
 Node = dict[str, Any]  # a field set in fieldsV1 form (values are Nodes)
 Path = list[str]
@@ -1369,9 +1371,14 @@ def _apply(
     disputed = [(i, _inter(changes, e.set)) for i, e in managed.items() if i != ident]
     disputed = sorted(((i, s) for i, s in disputed if s), key=lambda p: _identifier_json(p[0]))
     if disputed and not force:
-        raise ApplyConflict(
-            [Conflict(i[0], i[1], i[2], i[3], _path_text(path)) for i, s in disputed for path in _iter_paths(s, [])]
-        )
+        refused = disputed
+        if manager == UPGRADING_MANAGER:  # lastAppliedManager: kubectl takes over its client-side apply
+            allowed = _last_applied_fields(base, root, api_version)
+            refused = [(i, rest) for i, s in disputed if (rest := _diff(s, allowed))]
+        if refused:
+            raise ApplyConflict(
+                [Conflict(i[0], i[1], i[2], i[3], _path_text(path)) for i, s in refused for path in _iter_paths(s, [])]
+            )
     for i, s in disputed:
         managed[i].set = _diff(managed[i].set, s)
     if c.removed:
@@ -1389,4 +1396,75 @@ def _apply(
         meta["managedFields"] = entries
     else:
         meta.pop("managedFields", None)
+    if manager == UPGRADING_MANAGER:
+        _sync_last_applied(meta, applied)
     return {**merged, "metadata": meta}
+
+
+# -- from client-side apply ------------------------------------------------------------------------
+# ``kubectl apply`` without --server-side keeps its configuration in an annotation and writes as
+# the Update manager ``kubectl-client-side-apply``. kube-apiserver lets ``kubectl apply
+# --server-side`` (manager ``kubectl``, and no other) take over the fields that annotation lists
+# (lastAppliedManager), and keeps the annotation up to date while it is there (lastAppliedUpdater),
+# so that either kind of apply may follow the other.
+
+
+def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    meta = obj.get("metadata") if obj is not None else None
+    found = meta.get("annotations") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _last_applied_fields(live: Mapping[str, Any], root: _T, api_version: str) -> Node:
+    """The fields of live's last-applied configuration that still hold the values it applied.
+
+    Nothing when the annotation is missing, is not a JSON object with a ``kind`` in
+    ``api_version`` or does not fit the schema: conflicts then stand as they are.
+    """
+    text = _annotations(live).get(LAST_APPLIED)
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        last = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(last, dict) or not last.get("kind") or not isinstance(last["kind"], str):
+        return {}
+    if last.get("apiVersion") != api_version:
+        return {}
+    errors: list[str] = []
+    fset: Node = {}
+    try:
+        _to_set(last, root, [], fset, errors)
+        c = _compare_objects(last, dict(live), root, {})
+    except _TypedError:
+        return {}
+    if errors:
+        return {}
+    return _diff(_diff(_diff(_sorted(fset), c.modified), c.added), c.removed)
+
+
+def _sync_last_applied(meta: dict[str, Any], applied: Mapping[str, Any]) -> None:
+    """Rewrite a last-applied annotation the apply left in ``meta`` to the configuration just
+    applied (without that annotation), as kubectl writes it: Go's JSON and a newline. Dropped
+    when the annotations would outgrow their size limit."""
+    annotations = _annotations({"metadata": meta})
+    current = annotations.get(LAST_APPLIED)
+    if not isinstance(current, str) or not current:
+        return
+    config = applied
+    config_meta = applied.get("metadata")
+    if isinstance(config_meta, dict) and "annotations" in config_meta:
+        kept = {k: v for k, v in config_meta.items() if k != "annotations"}
+        if isinstance(config_meta["annotations"], dict):  # Go drops anything else with the annotation
+            kept["annotations"] = {k: v for k, v in config_meta["annotations"].items() if k != LAST_APPLIED}
+        config = {**applied, "metadata": kept}
+    updated = {**annotations, LAST_APPLIED: _go_json(config) + "\n"}
+    if _annotations_size(updated) > ANNOTATIONS_SIZE_LIMIT:
+        del updated[LAST_APPLIED]
+    meta["annotations"] = updated
+
+
+def _annotations_size(annotations: Mapping[str, Any]) -> int:
+    """``ValidateAnnotationsSize``: bytes of every key and value."""
+    return sum(len(k.encode()) + len(v.encode() if isinstance(v, str) else b"") for k, v in annotations.items())

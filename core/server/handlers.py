@@ -165,7 +165,7 @@ class ResourceEndpoints:
         body = await _decode_object(request, rt, info.version)
         ctx = _context(request, info)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
-        obj, warnings = rt.decode(tracker.update(None, body), info.version, params.field_validation(request.query))
+        obj, warnings = tracker.decode(rt, None, body, params.field_validation(request.query))
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
@@ -178,7 +178,7 @@ class ResourceEndpoints:
 
         async def updater(old: Any) -> Any:
             previous = rt.encode(old, info.version) if old is not None else None
-            obj, found = rt.decode(tracker.update(previous, body), info.version, validation)
+            obj, found = tracker.decode(rt, previous, body, validation)
             warnings[:] = found
             return obj
 
@@ -199,12 +199,12 @@ class ResourceEndpoints:
         async def updater(old: Any) -> Any:
             current = rt.encode(old, info.version) if old is not None else None
             if content_type == APPLY_PATCH:
-                patched = tracker.apply(current, document, force=force)
+                obj, found = rt.decode(tracker.apply(current, document, force=force), info.version, validation)
             else:
                 assert current is not None
-                patched = tracker.update(current, _apply_patch(content_type, current, document, tracker.shape))
+                patched = _apply_patch(content_type, current, document, tracker.shape)
                 _check_type_meta(patched, rt, info.version)
-            obj, found = rt.decode(patched, info.version, validation)
+                obj, found = tracker.decode(rt, current, patched, validation)
             warnings[:] = found
             return obj
 
@@ -256,7 +256,7 @@ class ResourceEndpoints:
             scaled = rt.encode(old, storage)
             adapter.set_replicas(scaled, replicas)
             scaled["metadata"]["resourceVersion"] = resource_version or None
-            obj, _ = rt.decode(tracker.update(current, scaled), storage, IGNORE)
+            obj, _ = tracker.decode(rt, current, scaled, IGNORE)
             return obj
 
         stored, _ = await store.update(ctx, info.name, updater)

@@ -22,6 +22,7 @@ from core.server import fieldmanager
 class FieldTracker:
     def __init__(self, request: web.Request, ctx: RequestContext, rt: ResourceType, strategy: Strategy, *,
                  version: str, shape: Shape | None = None) -> None:
+        self.version = version
         self.manager = ctx.field_manager or fieldmanager.default_manager(request.headers.get("User-Agent", ""))
         self.subresource = ctx.subresource
         self.shape = shape or rt.versions[version].shape
@@ -38,6 +39,17 @@ class FieldTracker:
         if managed:
             meta["managedFields"] = managed
         return {**new, "metadata": meta}
+
+    def decode(self, rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], validation: str) -> tuple[Any, list[str]]:
+        """The internal object a create, PUT or patch stores, with the warnings to send.
+
+        Like kube-apiserver, whose decoder defaults an object before the field manager sees it,
+        ownership is recorded on the validated, defaulted object: the writer owns the defaults
+        its write brought (``spec.strategy`` of a new Deployment), and nothing a decoder drops.
+        """
+        obj, warnings = rt.decode(new, self.version, validation)
+        tracked = self.update(old, rt.encode(obj, self.version))
+        return rt.internalize(tracked, self.version), warnings
 
     def apply(self, live: dict[str, Any] | None, config: dict[str, Any], *, force: bool) -> dict[str, Any]:
         """Server-side apply of ``config`` onto ``live`` (None: create); 409 on conflicts."""
