@@ -51,6 +51,7 @@ def kplane_register_conversions(scheme: Scheme) -> None:
         scheme.add_defaulter(GROUP, version, "Deployment", defaults.default_deployment)
         scheme.add_defaulter(GROUP, version, "ReplicaSet", defaults.default_replica_set)
     scheme.add_protobuf(GROUP, "v1", "Deployment", protobuf.DEPLOYMENT)  # `kubectl create deployment`
+    scheme.add_protobuf(GROUP, "v1", "ReplicaSet", protobuf.REPLICA_SET)
 
 
 @hookimpl

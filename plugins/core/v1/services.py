@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.meta.schemas import ObjectMetaSchema
+from core.meta.schemas import ConditionSchema, ObjectMetaSchema
 from core.runtime import fields
 from core.runtime.schema import Schema
 
@@ -68,6 +68,24 @@ class ServiceSpecSchema(Schema):
     ip_families = fields.List(fields.Str(), metadata={"description": "IPv4 and/or IPv6.", "list_type": "atomic"})
     ip_family_policy = fields.Str(metadata={"description": "SingleStack, PreferDualStack or RequireDualStack."})
     publish_not_ready_addresses = fields.Bool(metadata={"description": "Publish the addresses of Pods that are not ready."})
+    load_balancer_source_ranges = fields.List(fields.Str(), metadata={
+        "description": "CIDRs a cloud load balancer lets in; others are refused.", "list_type": "atomic"})
+    health_check_node_port = fields.Int(metadata={"description": (
+        "For LoadBalancer Services with externalTrafficPolicy Local: the node port load balancers health-check."
+    )})
+    allocate_load_balancer_node_ports = fields.Bool(metadata={"description": (
+        "Whether a LoadBalancer Service gets node ports."
+    )})
+    load_balancer_class = fields.Str(metadata={"description": "The load balancer implementation that handles the Service."})
+    traffic_distribution = fields.Str(metadata={"description": "A preference for how traffic reaches the endpoints, e.g. PreferClose."})
+
+
+class PortStatusSchema(Schema):
+    """The state of one port of a load balancer address."""
+
+    port = fields.Int(metadata={"description": "The port number."})
+    protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP."})
+    error = fields.Str(metadata={"description": "Why the port is not working, in CamelCase; unset when it is."})
 
 
 class LoadBalancerIngressSchema(Schema):
@@ -75,6 +93,8 @@ class LoadBalancerIngressSchema(Schema):
 
     ip = fields.Str(metadata={"description": "An IP address."})
     hostname = fields.Str(metadata={"description": "A DNS name."})
+    ip_mode = fields.Str(data_key="ipMode", metadata={"description": "VIP or Proxy: how traffic reaches the address."})
+    ports = fields.List(fields.Nested(PortStatusSchema), metadata={"description": "The state of each port.", "list_type": "atomic"})
 
 
 class LoadBalancerStatusSchema(Schema):
@@ -87,6 +107,9 @@ class ServiceStatusSchema(Schema):
     """What was provisioned for the Service."""
 
     load_balancer = fields.Nested(LoadBalancerStatusSchema, metadata={"description": "The load balancer, if any."})
+    conditions = fields.List(fields.Nested(ConditionSchema), metadata=fields.merge_by("type", description=(
+        "The Service's current state."
+    )))
 
 
 class ServiceSchema(Schema):
