@@ -22,6 +22,7 @@ from core.server.fieldmanager import (
     default_manager,
     managed_fields_after_update,
 )
+from plugins.apiregistration.v1.schemas import APIServiceSchema
 from plugins.apps.v1.schemas import DeploymentSchema
 
 DEPLOYMENT = shape_of(DeploymentSchema)
@@ -133,8 +134,8 @@ def set_image(image: str) -> Callable[[Obj], None]:
 def test_create_by_apply_records_the_applied_fields_as_kube_apiserver_writes_them() -> None:
     config = manifest()
     obj = do_apply(None, config, "kubectl", now=T0)
-    # kube-apiserver strips apiVersion, kind, metadata.name and metadata.namespace; it writes
-    # ``f:selector: {}`` because Go's LabelSelector is atomic, which our schema does not say.
+    # kube-apiserver strips apiVersion, kind, metadata.name and metadata.namespace; the selector
+    # is one leaf: Go's LabelSelector is atomic.
     assert entries(obj) == [
         {
             "manager": "kubectl",
@@ -146,7 +147,7 @@ def test_create_by_apply_records_the_applied_fields_as_kube_apiserver_writes_the
                 "f:metadata": {"f:labels": {"f:app": {}}},
                 "f:spec": {
                     "f:replicas": {},
-                    "f:selector": {"f:matchLabels": {"f:app": {}}},
+                    "f:selector": {},
                     "f:template": {
                         "f:metadata": {"f:labels": {"f:app": {}}},
                         "f:spec": {
@@ -385,12 +386,11 @@ def test_create_owns_every_field_set_with_the_dots_kube_apiserver_writes() -> No
                 "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                 "f:spec": {
                     "f:replicas": {},
-                    "f:selector": {"f:matchLabels": {".": {}, "f:app": {}}},
+                    "f:selector": {},  # atomic, and null in Go's empty Deployment
                     "f:template": {
                         "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                         "f:spec": {
-                            "f:containers": {
-                                ".": {},
+                            "f:containers": {  # no ".": the list is null in Go's empty Deployment
                                 NGINX: {
                                     ".": {},
                                     "f:image": {},
@@ -411,6 +411,27 @@ def test_create_owns_every_field_set_with_the_dots_kube_apiserver_writes() -> No
             },
         }
     ]
+
+
+def test_a_pointer_struct_owns_its_dot_a_value_struct_does_not() -> None:
+    rolling = manifest(lambda o: o["spec"].update(strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}))
+    created = do_update(None, rolling, "m", now=T0)
+    assert owned(created, "m")["f:spec"]["f:strategy"] == {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}, "f:type": {}}
+
+
+def test_a_field_without_omitempty_is_null_in_the_empty_object_a_create_starts_from() -> None:
+    """APIServiceSpec.service is a pointer without omitempty: ``null`` before the create, so the
+    create owns its fields and not the struct (as it does for ``containers``)."""
+    service = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.example.com"},
+        "spec": {"service": {"namespace": "default", "name": "api"}, "group": "example.com", "version": "v1"},
+    }
+    entries_ = managed_fields_after_update(None, service, shape_of(APIServiceSchema), manager="m",
+                                           api_version="apiregistration.k8s.io/v1", now=T0)
+    assert entries_[0]["fieldsV1"] == {
+        "f:spec": {"f:group": {}, "f:service": {"f:name": {}, "f:namespace": {}}, "f:version": {}}}
 
 
 def test_an_update_never_owns_metadata_itself() -> None:

@@ -58,7 +58,8 @@ class ServiceSpecSchema(Schema):
     external_ips = fields.List(fields.Str(), data_key="externalIPs", metadata={
         "description": "Addresses outside the cluster that also reach the Service.", "list_type": "atomic"})
     session_affinity = fields.Str(metadata={"description": "ClientIP or None (the default)."})
-    session_affinity_config = fields.Nested(SessionAffinityConfigSchema, metadata={"description": "Settings of ClientIP affinity."})
+    session_affinity_config = fields.Nested(SessionAffinityConfigSchema, metadata={
+        "pointer": True, "description": "Settings of ClientIP affinity."})
     load_balancer_ip = fields.Str(data_key="loadBalancerIP", metadata={"description": "Deprecated: an address to ask the load balancer for."})
     external_name = fields.Str(metadata={"description": (
         "For ExternalName Services: the DNS name (or address) the Service stands for, e.g. api.example.com."
