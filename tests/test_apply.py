@@ -84,3 +84,49 @@ async def test_reapplying_a_port_without_protocol_keeps_one_port(api):
     (entry,) = again.body["metadata"]["managedFields"]
     ports = entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']["f:ports"]
     assert list(ports) == ['k:{"containerPort":80,"protocol":"TCP"}']
+
+
+def owned_keys(fields_v1: dict) -> set[str]:
+    return {key[2:] for key in fields_v1 if key.startswith("f:")}
+
+
+async def test_a_write_owns_the_defaults_it_brought_and_an_apply_only_what_it_applied(api):
+    """kube-apiserver records an Update on the decoded, defaulted object; an Apply records its
+    configuration (the object is defaulted after)."""
+    created = await api.post(DEPLOYMENTS, deployment(), params={"fieldManager": "kubectl-create"})
+    assert created.status == 201, created
+    (entry,) = created.body["metadata"]["managedFields"]
+    spec, owned = created.body["spec"], entry["fieldsV1"]["f:spec"]
+    assert spec["strategy"]["type"] == "RollingUpdate" and spec["progressDeadlineSeconds"] == 600
+    assert owned_keys(owned) == set(spec)  # progressDeadlineSeconds, revisionHistoryLimit, strategy...
+    assert owned["f:strategy"]["f:rollingUpdate"].keys() >= {"f:maxSurge", "f:maxUnavailable"}
+    pod_spec, pod_owned = spec["template"]["spec"], owned["f:template"]["f:spec"]
+    assert owned_keys(pod_owned) == set(pod_spec)  # dnsPolicy, restartPolicy, schedulerName...: what defaulting set
+    (container,) = pod_spec["containers"]
+    assert owned_keys(pod_owned["f:containers"]['k:{"name":"nginx"}']) == set(container)  # imagePullPolicy...
+
+    applied = await api.request("PATCH", f"{DEPLOYMENTS}/applied", raw=yaml.safe_dump(deployment(name="applied")).encode(),
+                                content_type=APPLY, params={"fieldManager": "kubectl"})
+    (entry,) = applied.body["metadata"]["managedFields"]
+    assert applied.body["spec"]["progressDeadlineSeconds"] == 600  # defaulted, owned by nobody
+    assert owned_keys(entry["fieldsV1"]["f:spec"]) == {"replicas", "selector", "template"}
+    (container,) = applied.body["spec"]["template"]["spec"]["containers"]
+    assert "imagePullPolicy" in container
+    assert owned_keys(entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']) == {"name", "image"}
+
+
+async def test_fields_the_decoder_drops_are_owned_by_nobody(api):
+    body = deployment()
+    body["spec"]["bogus"] = {"deep": [1, 2, 3]}
+    created = await api.post(DEPLOYMENTS, body, params={"fieldManager": "m", "fieldValidation": "Ignore"})
+    assert created.status == 201 and "bogus" not in created.body["spec"]
+    assert "f:bogus" not in created.body["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
+    patched = await api.patch(f"{DEPLOYMENTS}/web", {"spec": {"bogus2": 1, "paused": True}},
+                              params={"fieldManager": "p", "fieldValidation": "Ignore"})
+    assert patched.status == 200
+    assert entry_of(patched.body, "p")["fieldsV1"] == {"f:spec": {"f:paused": {}}}
+
+
+def entry_of(obj: dict, manager: str) -> dict:
+    (found,) = [m for m in obj["metadata"]["managedFields"] if m["manager"] == manager]
+    return found

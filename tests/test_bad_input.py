@@ -55,8 +55,11 @@ async def test_body_that_is_not_an_object(api, nothing_stored):
 async def test_unsupported_content_type(api, nothing_stored):
     reply = await api.post(DEPLOYMENTS, raw=b"<xml/>", content_type="application/xml")
     assert_status(reply, 415, "UnsupportedMediaType")
-    no_table = await api.post("/apis/apps/v1/namespaces/default/replicasets", raw=b"k8s\x00", content_type="application/vnd.kubernetes.protobuf")
-    assert_status(no_table, 415, "UnsupportedMediaType")
+    no_table = await api.post("/apis/wardle.example.com/v1alpha1/namespaces/default/flunders", raw=b"k8s\x00",
+                              content_type="application/vnd.kubernetes.protobuf")
+    assert_status(no_table, 415, "UnsupportedMediaType")  # the sample API is JSON only, as sample-apiserver 1.32
+    empty = await api.post("/apis/apps/v1/namespaces/default/replicasets", raw=b"k8s\x00", content_type="application/vnd.kubernetes.protobuf")
+    assert_status(empty, 400, "BadRequest")
     garbled = await api.post(DEPLOYMENTS, raw=b"\x00k8s", content_type="application/vnd.kubernetes.protobuf")
     assert_status(garbled, 400, "BadRequest")
 

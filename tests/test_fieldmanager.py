@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from core.server.fieldmanager import (
     default_manager,
     managed_fields_after_update,
 )
+from plugins.apiregistration.v1.schemas import APIServiceSchema
 from plugins.apps.v1.schemas import DeploymentSchema
 
 DEPLOYMENT = shape_of(DeploymentSchema)
@@ -132,8 +134,8 @@ def set_image(image: str) -> Callable[[Obj], None]:
 def test_create_by_apply_records_the_applied_fields_as_kube_apiserver_writes_them() -> None:
     config = manifest()
     obj = do_apply(None, config, "kubectl", now=T0)
-    # kube-apiserver strips apiVersion, kind, metadata.name and metadata.namespace; it writes
-    # ``f:selector: {}`` because Go's LabelSelector is atomic, which our schema does not say.
+    # kube-apiserver strips apiVersion, kind, metadata.name and metadata.namespace; the selector
+    # is one leaf: Go's LabelSelector is atomic.
     assert entries(obj) == [
         {
             "manager": "kubectl",
@@ -145,7 +147,7 @@ def test_create_by_apply_records_the_applied_fields_as_kube_apiserver_writes_the
                 "f:metadata": {"f:labels": {"f:app": {}}},
                 "f:spec": {
                     "f:replicas": {},
-                    "f:selector": {"f:matchLabels": {"f:app": {}}},
+                    "f:selector": {},
                     "f:template": {
                         "f:metadata": {"f:labels": {"f:app": {}}},
                         "f:spec": {
@@ -384,12 +386,11 @@ def test_create_owns_every_field_set_with_the_dots_kube_apiserver_writes() -> No
                 "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                 "f:spec": {
                     "f:replicas": {},
-                    "f:selector": {"f:matchLabels": {".": {}, "f:app": {}}},
+                    "f:selector": {},  # atomic, and null in Go's empty Deployment
                     "f:template": {
                         "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                         "f:spec": {
-                            "f:containers": {
-                                ".": {},
+                            "f:containers": {  # no ".": the list is null in Go's empty Deployment
                                 NGINX: {
                                     ".": {},
                                     "f:image": {},
@@ -410,6 +411,27 @@ def test_create_owns_every_field_set_with_the_dots_kube_apiserver_writes() -> No
             },
         }
     ]
+
+
+def test_a_pointer_struct_owns_its_dot_a_value_struct_does_not() -> None:
+    rolling = manifest(lambda o: o["spec"].update(strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}))
+    created = do_update(None, rolling, "m", now=T0)
+    assert owned(created, "m")["f:spec"]["f:strategy"] == {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}, "f:type": {}}
+
+
+def test_a_field_without_omitempty_is_null_in_the_empty_object_a_create_starts_from() -> None:
+    """APIServiceSpec.service is a pointer without omitempty: ``null`` before the create, so the
+    create owns its fields and not the struct (as it does for ``containers``)."""
+    service = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.example.com"},
+        "spec": {"service": {"namespace": "default", "name": "api"}, "group": "example.com", "version": "v1"},
+    }
+    entries_ = managed_fields_after_update(None, service, shape_of(APIServiceSchema), manager="m",
+                                           api_version="apiregistration.k8s.io/v1", now=T0)
+    assert entries_[0]["fieldsV1"] == {
+        "f:spec": {"f:group": {}, "f:service": {"f:name": {}, "f:namespace": {}}, "f:version": {}}}
 
 
 def test_an_update_never_owns_metadata_itself() -> None:
@@ -631,3 +653,102 @@ def test_conflict_message_for_several_managers() -> None:
 )
 def test_default_manager_comes_from_the_user_agent(user_agent: str, manager: str) -> None:
     assert default_manager(user_agent) == manager
+
+
+# -- from client-side apply ------------------------------------------------------------------------------
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def go_json(obj: Obj) -> str:
+    """A configuration as kubectl writes it into the last-applied annotation (Go's json.Encoder)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n"
+
+
+def client_side_applied(change: Callable[[Obj], Any] | None = None, last: Obj | None = None) -> Obj:
+    """What ``kubectl apply`` (client-side) creates: the manifest, its last-applied annotation
+    (``last``, by default the manifest itself) and an Update entry of kubectl-client-side-apply."""
+    obj = manifest(change)
+    obj["metadata"]["annotations"] = {LAST_APPLIED: go_json(manifest(change) if last is None else last)}
+    return do_update(None, obj, "kubectl-client-side-apply", now=T0)
+
+
+def edited_manifest() -> Obj:
+    return manifest(lambda o: (set_replicas(3)(o), set_image("nginx:1.26")(o)))
+
+
+def test_kubectl_takes_over_the_fields_its_client_side_apply_set() -> None:
+    live = client_side_applied()
+    upgraded = do_apply(live, edited_manifest(), "kubectl")
+    assert upgraded["spec"]["replicas"] == 3 and containers(upgraded)[0]["image"] == "nginx:1.26"
+    mine = owned(upgraded, "kubectl", "Apply")
+    assert mine["f:spec"]["f:replicas"] == {} and mine["f:spec"]["f:template"]["f:spec"]["f:containers"][NGINX]["f:image"] == {}
+    left = owned(upgraded, "kubectl-client-side-apply")
+    assert "f:replicas" not in left["f:spec"]
+    assert "f:image" not in left["f:spec"]["f:template"]["f:spec"]["f:containers"][NGINX]
+    assert "f:selector" in left["f:spec"]  # unchanged fields stay shared
+    assert left["f:metadata"]["f:annotations"] == {".": {}, f"f:{LAST_APPLIED}": {}}
+    # lastAppliedUpdater: the annotation now holds the configuration kubectl applied
+    assert upgraded["metadata"]["annotations"] == {LAST_APPLIED: go_json(edited_manifest())}
+
+
+def test_another_manager_still_conflicts_with_client_side_apply() -> None:
+    live = client_side_applied()
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "other")
+    assert [(c.manager, c.field) for c in caught.value.conflicts] == [
+        ("kubectl-client-side-apply", ".spec.replicas"),
+        ("kubectl-client-side-apply", '.spec.template.spec.containers[name="nginx"].image'),
+    ]
+
+
+def test_fields_whose_live_value_left_the_last_applied_one_still_conflict() -> None:
+    """Only fields live still holds as last applied are the client-side applier's to hand over."""
+    live = client_side_applied(set_replicas(5), last=manifest())  # the annotation says 2, live has 5
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "kubectl")
+    assert [(c.manager, c.field) for c in caught.value.conflicts] == [("kubectl-client-side-apply", ".spec.replicas")]
+    forced = do_apply(live, edited_manifest(), "kubectl", force=True)
+    assert forced["spec"]["replicas"] == 3
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        None,
+        "",
+        "{not json",
+        "[1]",
+        go_json({**manifest(), "apiVersion": "apps/v1beta2"}),
+        go_json({k: v for k, v in manifest().items() if k != "kind"}),
+        go_json(manifest(lambda o: o["spec"]["template"]["spec"]["containers"].append({"image": "x"}))),  # no key
+    ],
+)
+def test_without_a_usable_last_applied_annotation_conflicts_stand(annotation: str | None) -> None:
+    live = client_side_applied()
+    if annotation is None:
+        del live["metadata"]["annotations"]
+    else:
+        live["metadata"]["annotations"][LAST_APPLIED] = annotation
+    with pytest.raises(ApplyConflict) as caught:
+        do_apply(live, edited_manifest(), "kubectl")
+    assert len(caught.value.conflicts) == 2
+
+
+def test_the_annotation_is_kept_only_where_it_was_and_within_the_size_limit() -> None:
+    created = do_apply(None, manifest(), "kubectl", now=T0)
+    assert "annotations" not in created["metadata"]  # never added by server-side apply
+    live = client_side_applied()
+    big = edited_manifest()
+    big["metadata"]["annotations"] = {"note": "x" * (128 * 1024)}
+    applied = do_apply(live, big, "kubectl")
+    assert applied["metadata"]["annotations"] == {"note": "x" * (128 * 1024)}  # 256 KiB would be exceeded
+    html = edited_manifest()
+    # a configuration that names the annotation (with its live value, else it would conflict) leaves it out
+    html["metadata"]["annotations"] = {"note": "<a&b>", LAST_APPLIED: live["metadata"]["annotations"][LAST_APPLIED]}
+    escaped = do_apply(live, html, "kubectl")["metadata"]["annotations"][LAST_APPLIED]
+    assert escaped == go_json({**html, "metadata": {**html["metadata"], "annotations": {"note": "<a&b>"}}})
+    assert "\\u003ca\\u0026b\\u003e" in escaped
+    other = do_apply(live, config({"paused": True}), "other")
+    assert other["metadata"]["annotations"] == live["metadata"]["annotations"]  # only kubectl's apply updates it

@@ -28,12 +28,28 @@ def _time(decoded: dict[str, Any]) -> str | None:
         raise ProtobufError(f"Time: {seconds} seconds is out of range") from None
 
 
+def _micro_time(decoded: dict[str, Any]) -> str | None:
+    """RFC 3339 with six fractional digits in UTC, as metav1.MicroTime writes JSON; zero is unset."""
+    seconds, nanos = decoded.get("seconds", 0), decoded.get("nanos", 0)
+    if not seconds and not nanos:
+        return None
+    try:
+        moment = datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ProtobufError(f"MicroTime: {seconds} seconds is out of range") from None
+    if not 0 <= nanos < 1_000_000_000:
+        raise ProtobufError(f"MicroTime: {nanos} nanoseconds is out of range")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{nanos // 1000:06d}Z"
+
+
 def _int_or_string(decoded: dict[str, Any]) -> int | str:
     """IntOrString {1: type, 2: intVal, 3: strVal} is a plain int or string in JSON."""
     return decoded.get("strVal", "") if decoded.get("type", 0) == 1 else decoded.get("intVal", 0)
 
 
 TIME = Message("Time", {1: Field("seconds", "int64"), 2: Field("nanos", "int32")}, to_json=_time)
+
+MICRO_TIME = Message("MicroTime", {1: Field("seconds", "int64"), 2: Field("nanos", "int32")}, to_json=_micro_time)
 
 INT_OR_STRING = Message(
     "IntOrString",
@@ -99,4 +115,16 @@ LABEL_SELECTOR_REQUIREMENT = Message(
 LABEL_SELECTOR = Message(
     "LabelSelector",
     {1: Field("matchLabels", "string", map=True), 2: Field("matchExpressions", LABEL_SELECTOR_REQUIREMENT, repeated=True)},
+)
+
+CONDITION = Message(
+    "Condition",
+    {
+        1: Field("type", "string"),
+        2: Field("status", "string"),
+        3: Field("observedGeneration", "int64"),
+        4: Field("lastTransitionTime", TIME),
+        5: Field("reason", "string"),
+        6: Field("message", "string"),
+    },
 )

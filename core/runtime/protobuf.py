@@ -1,8 +1,8 @@
 """Kubernetes protobuf request bodies, decoded into the JSON the API would have received.
 
-kubectl's generator commands (``kubectl create configmap|secret|deployment|...``) POST
-``application/vnd.kubernetes.protobuf`` and do not retry as JSON on a 415, so the server must
-read them. Rather than depend on a protobuf library and generated classes, each kind declares a
+kubectl's generator commands (``kubectl create configmap|secret|service|deployment|...``) and
+client-go programs configured for protobuf send ``application/vnd.kubernetes.protobuf`` and do
+not retry as JSON on a 415, so the server reads it for every built-in kind. Rather than depend on a protobuf library and generated classes, each kind declares a
 small table per message (:class:`Message`: field number -> :class:`Field`) taken from the
 published ``generated.proto`` files, and :func:`decode_message` turns the bytes into the
 camelCase dict that Go's JSON encoder would have written for the same object. The server then

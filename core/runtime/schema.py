@@ -133,26 +133,6 @@ def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def known_fields(shape: Shape, wire: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """``wire`` without the keys its schema does not know, at any depth (``keep``: top-level keys
-    to keep anyway): what a Go object decoded from it would hold, for managedFields to record."""
-    out = {}
-    for key, value in wire.items():
-        fs = shape.by_key.get(key)
-        if fs is None:
-            if key in keep:
-                out[key] = value
-        elif fs.child is None or value is None:
-            out[key] = value
-        elif fs.container == ONE:
-            out[key] = known_fields(fs.child, value) if isinstance(value, dict) else value
-        elif fs.container == LIST:
-            out[key] = [known_fields(fs.child, v) if isinstance(v, dict) else v for v in value] if isinstance(value, list) else value
-        else:
-            out[key] = {k: known_fields(fs.child, v) if isinstance(v, dict) else v for k, v in value.items()} if isinstance(value, dict) else value
-    return out
-
-
 def _flatten(messages: Any, path: str, out: list[FieldError]) -> None:
     """marshmallow's nested error messages as field errors with kube-style paths."""
     if isinstance(messages, dict):

@@ -26,11 +26,12 @@ How a schema field is typed (SMD's "atom"):
 Results share unchanged sub-objects with their inputs (nothing is deep-copied): treat inputs and
 results as read-only.
 
-Where this differs from kube-apiserver, for want of information Go has and our schemas lack: a
-nested schema held in a struct field is taken as a Go value struct (an Update never owns its
-``.``), a bare Dict as a pointer struct (it does); every manager's set is read against the one
-schema given (no conversion between API versions); and the client-side-apply upgrade path (the
-last-applied annotation managers) is not implemented.
+What Go's types say and JSON does not, schema metadata says: a nested schema held in a struct
+field is a Go value struct (an Update never owns its ``.``) unless the field's metadata says
+``pointer: True`` (``rollingUpdate``); a bare Dict is taken as a pointer struct (it owns its
+``.``); a field without Go's ``omitempty`` says ``omitempty: False`` (``containers``), so that a
+create compares with the empty object as Go writes it. Where this differs from kube-apiserver:
+every manager's set is read against the one schema given (no conversion between API versions).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ FIELD_MANAGER_MAX_LENGTH = 128
 MAX_UPDATE_MANAGERS = 10  # capManagersManager: older Update entries are merged beyond this
 BEFORE_FIRST_APPLY = "before-first-apply"
 ANCIENT_CHANGES = "ancient-changes"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+UPGRADING_MANAGER = "kubectl"  # the one apply manager that takes over from client-side apply
+ANNOTATIONS_SIZE_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
 
 Node = dict[str, Any]  # a field set in fieldsV1 form (values are Nodes)
 Path = list[str]
@@ -88,7 +92,7 @@ _LEAVES = (_SCALAR, _ATOMIC)
 class _T:
     """How SMD sees one field: kind, plus the struct's schema, the element type or list keys."""
 
-    __slots__ = ("kind", "shape", "elem", "keys", "sorted_keys", "_fields")
+    __slots__ = ("kind", "shape", "elem", "keys", "sorted_keys", "pointer", "_fields", "_zero")
 
     def __init__(
         self,
@@ -97,8 +101,10 @@ class _T:
         elem: _T | None = None,
         keys: tuple[str, ...] = (),
         defaults: tuple[Any, ...] = (),
+        pointer: bool = False,
     ) -> None:
         self.kind = kind
+        self.pointer = pointer  # a struct a Go pointer field holds: it can be absent, so owned as a whole too
         self.shape = shape
         self.elem = elem
         self.keys = keys  # associative list keys, as declared
@@ -106,6 +112,7 @@ class _T:
         entries = ((_go_json(k) + ":", k, d) for k, d in zip(keys, defaults))
         self.sorted_keys = tuple(sorted(entries, key=lambda e: e[1]))
         self._fields: dict[str, _T] | None = None
+        self._zero: dict[str, Any] | None = None
 
     def field(self, key: str) -> _T:
         """The type of one struct field; undeclared fields are typed by their value."""
@@ -133,13 +140,13 @@ _SCALAR_T = _T(_SCALAR)
 _ATOMIC_T = _T(_ATOMIC)
 _UNTYPED_T = _T(_UNTYPED)
 _BARE = _T(_STRUCT)  # a struct the schema does not describe
-_structs: dict[int, _T] = {}
+_structs: dict[tuple[int, bool], _T] = {}
 
 
-def _struct(shape: Shape) -> _T:
-    t = _structs.get(id(shape))
+def _struct(shape: Shape, pointer: bool = False) -> _T:
+    t = _structs.get((id(shape), pointer))
     if t is None:
-        t = _structs[id(shape)] = _T(_STRUCT, shape)
+        t = _structs[(id(shape), pointer)] = _T(_STRUCT, shape, pointer=pointer)
     return t
 
 
@@ -171,7 +178,7 @@ def _type_of_field(fs: FieldShape) -> _T:
         return _ATOMIC_T
     if fs.child is not None:
         if fs.container == ONE:
-            return _struct(fs.child)
+            return _struct(fs.child, bool(md.get("pointer")))
         if fs.container == MAP:
             return _T(_MAP, elem=_struct(fs.child))
         assert fs.container == LIST
@@ -214,8 +221,27 @@ def _eff(t: _T, v: Any) -> tuple[int, _T]:
 
 
 def _is_value_struct(parent_kind: int, t: _T) -> bool:
-    """A schema struct held as a struct field: Go keeps it by value, so it never owns a ``.``."""
-    return parent_kind == _STRUCT and t.kind == _STRUCT and t.shape is not None
+    """A schema struct held as a struct field, not as a pointer: never absent in Go, so it
+    never owns a ``.``."""
+    return parent_kind == _STRUCT and t.kind == _STRUCT and t.shape is not None and not t.pointer
+
+
+def _zero(t: _T) -> dict[str, Any]:
+    """The empty object as Go serializes it (``Creater.New``), the old side of a create: value
+    structs are there, as ``{}`` or with their fields that lack ``omitempty`` (schema metadata
+    ``omitempty: False``) as ``null``. A write then owns ``containers``' items, not the list."""
+    zero = t._zero
+    if zero is None:
+        zero = {}
+        assert t.shape is not None
+        for key, fs in t.shape.by_key.items():
+            ft = t.field(key)
+            if fs.field.metadata.get("omitempty", True) is False:
+                zero[key] = None
+            elif _is_value_struct(_STRUCT, ft) and ft is not t:
+                zero[key] = _zero(ft)
+        t._zero = zero
+    return zero
 
 
 # -- path elements --------------------------------------------------------------------------------
@@ -1182,7 +1208,7 @@ def _after_update(
     skip = _skip_tree((*_STRIPPED, *(default_ignored(subresource) if ignored is None else ignored)))
     ident = (manager, "Update", api_version, subresource)
     try:
-        _updated(managed, old if old is not None else {}, new, root, skip, ident, now)
+        _updated(managed, old if old is not None else _zero(root), new, root, skip, ident, now)
     except _TypedError:
         return list(old_fields or [])  # UpdateNoErrors: keep what was there
     return _encode(managed)
@@ -1356,7 +1382,7 @@ def _apply(
     ident = (manager, "Apply", "", subresource)
     try:
         if not managed and live is not None:  # start tracking what was there before
-            _updated(managed, {}, live, root, skip, (BEFORE_FIRST_APPLY, "Update", api_version, subresource), now)
+            _updated(managed, _zero(root), live, root, skip, (BEFORE_FIRST_APPLY, "Update", api_version, subresource), now)
         last = managed.get(ident)
         merged = _merge(base, config, root, [])
         if last is not None and last.set:
@@ -1369,9 +1395,14 @@ def _apply(
     disputed = [(i, _inter(changes, e.set)) for i, e in managed.items() if i != ident]
     disputed = sorted(((i, s) for i, s in disputed if s), key=lambda p: _identifier_json(p[0]))
     if disputed and not force:
-        raise ApplyConflict(
-            [Conflict(i[0], i[1], i[2], i[3], _path_text(path)) for i, s in disputed for path in _iter_paths(s, [])]
-        )
+        refused = disputed
+        if manager == UPGRADING_MANAGER:  # lastAppliedManager: kubectl takes over its client-side apply
+            allowed = _last_applied_fields(base, root, api_version)
+            refused = [(i, rest) for i, s in disputed if (rest := _diff(s, allowed))]
+        if refused:
+            raise ApplyConflict(
+                [Conflict(i[0], i[1], i[2], i[3], _path_text(path)) for i, s in refused for path in _iter_paths(s, [])]
+            )
     for i, s in disputed:
         managed[i].set = _diff(managed[i].set, s)
     if c.removed:
@@ -1389,4 +1420,75 @@ def _apply(
         meta["managedFields"] = entries
     else:
         meta.pop("managedFields", None)
+    if manager == UPGRADING_MANAGER:
+        _sync_last_applied(meta, applied)
     return {**merged, "metadata": meta}
+
+
+# -- from client-side apply ------------------------------------------------------------------------
+# ``kubectl apply`` without --server-side keeps its configuration in an annotation and writes as
+# the Update manager ``kubectl-client-side-apply``. kube-apiserver lets ``kubectl apply
+# --server-side`` (manager ``kubectl``, and no other) take over the fields that annotation lists
+# (lastAppliedManager), and keeps the annotation up to date while it is there (lastAppliedUpdater),
+# so that either kind of apply may follow the other.
+
+
+def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    meta = obj.get("metadata") if obj is not None else None
+    found = meta.get("annotations") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _last_applied_fields(live: Mapping[str, Any], root: _T, api_version: str) -> Node:
+    """The fields of live's last-applied configuration that still hold the values it applied.
+
+    Nothing when the annotation is missing, is not a JSON object with a ``kind`` in
+    ``api_version`` or does not fit the schema: conflicts then stand as they are.
+    """
+    text = _annotations(live).get(LAST_APPLIED)
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        last = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(last, dict) or not last.get("kind") or not isinstance(last["kind"], str):
+        return {}
+    if last.get("apiVersion") != api_version:
+        return {}
+    errors: list[str] = []
+    fset: Node = {}
+    try:
+        _to_set(last, root, [], fset, errors)
+        c = _compare_objects(last, dict(live), root, {})
+    except _TypedError:
+        return {}
+    if errors:
+        return {}
+    return _diff(_diff(_diff(_sorted(fset), c.modified), c.added), c.removed)
+
+
+def _sync_last_applied(meta: dict[str, Any], applied: Mapping[str, Any]) -> None:
+    """Rewrite a last-applied annotation the apply left in ``meta`` to the configuration just
+    applied (without that annotation), as kubectl writes it: Go's JSON and a newline. Dropped
+    when the annotations would outgrow their size limit."""
+    annotations = _annotations({"metadata": meta})
+    current = annotations.get(LAST_APPLIED)
+    if not isinstance(current, str) or not current:
+        return
+    config = applied
+    config_meta = applied.get("metadata")
+    if isinstance(config_meta, dict) and "annotations" in config_meta:
+        kept = {k: v for k, v in config_meta.items() if k != "annotations"}
+        if isinstance(config_meta["annotations"], dict):  # Go drops anything else with the annotation
+            kept["annotations"] = {k: v for k, v in config_meta["annotations"].items() if k != LAST_APPLIED}
+        config = {**applied, "metadata": kept}
+    updated = {**annotations, LAST_APPLIED: _go_json(config) + "\n"}
+    if _annotations_size(updated) > ANNOTATIONS_SIZE_LIMIT:
+        del updated[LAST_APPLIED]
+    meta["annotations"] = updated
+
+
+def _annotations_size(annotations: Mapping[str, Any]) -> int:
+    """``ValidateAnnotationsSize``: bytes of every key and value."""
+    return sum(len(k.encode()) + len(v.encode() if isinstance(v, str) else b"") for k, v in annotations.items())

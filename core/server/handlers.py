@@ -164,7 +164,7 @@ class ResourceEndpoints:
         body, duplicates = await _decode_object(request, rt, info.version)
         ctx = _context(request, info)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
-        obj, warnings = rt.decode(tracker.update(None, body), info.version, params.field_validation(request.query), duplicates)
+        obj, warnings = tracker.decode(rt, None, body, params.field_validation(request.query), duplicates)
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
@@ -177,7 +177,7 @@ class ResourceEndpoints:
 
         async def updater(old: Any) -> Any:
             previous = rt.encode(old, info.version) if old is not None else None
-            obj, found = rt.decode(tracker.update(previous, body), info.version, validation, duplicates)
+            obj, found = tracker.decode(rt, previous, body, validation, duplicates)
             warnings[:] = found
             return obj
 
@@ -199,14 +199,14 @@ class ResourceEndpoints:
         async def updater(old: Any) -> Any:
             current = rt.encode(old, info.version) if old is not None else None
             if content_type == APPLY_PATCH:
-                patched = tracker.apply(current, document, force=force)
+                obj, found = rt.decode(tracker.apply(current, document, force=force), info.version, validation,
+                                       decoded.duplicates)
             elif current is None:  # only apply creates; kube-apiserver's other patchers answer NotFound
                 raise errors.not_found(rt.plural, rt.group, info.name)
             else:
                 patched = _apply_patch(content_type, current, document, tracker.shape)
                 _check_type_meta(patched, rt, info.version)
-                patched = tracker.update(current, patched)
-            obj, found = rt.decode(patched, info.version, validation, decoded.duplicates)
+                obj, found = tracker.decode(rt, current, patched, validation, decoded.duplicates)
             warnings[:] = found
             return obj
 
@@ -256,7 +256,7 @@ class ResourceEndpoints:
             scaled = rt.encode(old, storage)
             adapter.set_replicas(scaled, replicas)
             scaled["metadata"]["resourceVersion"] = resource_version or None
-            obj, _ = rt.decode(tracker.update(current, scaled), storage, IGNORE)
+            obj, _ = tracker.decode(rt, current, scaled, IGNORE)
             return obj
 
         stored, _ = await store.update(ctx, info.name, updater)

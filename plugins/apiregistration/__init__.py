@@ -14,7 +14,7 @@ from core.hookspecs import hookimpl
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from plugins.apiregistration import local, strategy, types
-from plugins.apiregistration.v1 import defaults, schemas
+from plugins.apiregistration.v1 import defaults, protobuf, schemas
 
 GROUP = local.GROUP
 
@@ -38,6 +38,7 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 @hookimpl
 def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "APIService", defaults.default_api_service)
+    scheme.add_protobuf(GROUP, "v1", "APIService", protobuf.API_SERVICE)
 
 
 @hookimpl

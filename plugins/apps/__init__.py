@@ -58,6 +58,7 @@ def kplane_register_conversions(scheme: Scheme) -> None:
             scheme.add_conversion(GROUP, version, kind, to_internal=conversion.to_internal,
                                   from_internal=conversion.from_internal)
     scheme.add_protobuf(GROUP, "v1", "Deployment", protobuf.DEPLOYMENT)  # `kubectl create deployment`
+    scheme.add_protobuf(GROUP, "v1", "ReplicaSet", protobuf.REPLICA_SET)
 
 
 @hookimpl

@@ -6,6 +6,7 @@ from core.hookspecs import hookimpl
 from core.registry.registry import Registry
 from core.runtime.scheme import Scheme
 from plugins.coordination import strategy, types
+from plugins.coordination.v1 import protobuf as v1_protobuf
 from plugins.coordination.v1 import schemas as v1_schemas
 
 GROUP = "coordination.k8s.io"
@@ -23,6 +24,11 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
         plugin=plugin_name,
     )
     scheme.set_version_priority(GROUP, ["v1"])
+
+
+@hookimpl
+def kplane_register_conversions(scheme: Scheme) -> None:
+    scheme.add_protobuf(GROUP, "v1", "Lease", v1_protobuf.LEASE)  # client-go's leader election
 
 
 @hookimpl

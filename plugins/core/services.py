@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from core.meta.types import ObjectMeta
+from core.meta.types import Condition, ObjectMeta
 from core.meta.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from core.registry.printing import AGE, NAME, Column, dig
 from core.registry.strategy import RequestContext, Strategy
@@ -54,7 +54,18 @@ class ServiceSpec:
     ip_families: list[str] | None = None
     ip_family_policy: str | None = None
     publish_not_ready_addresses: bool | None = None
+    load_balancer_source_ranges: list[str] | None = None
+    health_check_node_port: int | None = None
     allocate_load_balancer_node_ports: bool | None = None
+    load_balancer_class: str | None = None
+    traffic_distribution: str | None = None
+
+
+@dataclass(slots=True)
+class PortStatus:
+    port: int = 0
+    protocol: str | None = None
+    error: str | None = None
 
 
 @dataclass(slots=True)
@@ -62,6 +73,7 @@ class LoadBalancerIngress:
     ip: str | None = None
     hostname: str | None = None
     ip_mode: str | None = None
+    ports: list[PortStatus] | None = None
 
 
 @dataclass(slots=True)
@@ -72,6 +84,7 @@ class LoadBalancerStatus:
 @dataclass(slots=True)
 class ServiceStatus:
     load_balancer: LoadBalancerStatus | None = None
+    conditions: list[Condition] | None = None
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ class ServiceReferenceSchema(Schema):
 class APIServiceSpecSchema(Schema):
     """Where the server of one group/version is and how it ranks in discovery."""
 
-    service = fields.Nested(ServiceReferenceSchema, metadata={"description": (
+    service = fields.Nested(ServiceReferenceSchema, metadata={"pointer": True, "omitempty": False, "description": (
         "The Service in front of the backend server. Unset (and url unset): this server serves the group/version "
         "itself, a Local APIService; requests go to its own handlers. A backend (service or url) is accepted only "
         "by a server started with --enable-apiservice-backends."

@@ -1,7 +1,8 @@
-"""Protobuf tables of apps/v1 Deployment, for ``kubectl create deployment``.
+"""Protobuf tables of apps/v1 Deployment (``kubectl create deployment``) and ReplicaSet.
 
-Field numbers are those of ``k8s.io/api`` ``apps/v1/generated.proto``; see
-:mod:`core.runtime.protobuf` for the format. The pod template comes from core/v1's tables.
+Field numbers are those of ``k8s.io/api`` ``apps/v1/generated.proto`` (v0.32, plus the
+``terminatingReplicas`` counts our schemas already serve); see :mod:`core.runtime.protobuf` for
+the format. The pod template comes from core/v1's tables.
 """
 
 from __future__ import annotations
@@ -62,4 +63,50 @@ DEPLOYMENT_STATUS = Message(
 DEPLOYMENT = Message(
     "Deployment",
     {1: Field("metadata", OBJECT_META), 2: Field("spec", DEPLOYMENT_SPEC), 3: Field("status", DEPLOYMENT_STATUS)},
+)
+
+REPLICA_SET_SPEC = Message(
+    "ReplicaSetSpec",
+    {
+        1: Field("replicas", "int32", pointer=True),
+        4: Field("minReadySeconds", "int32"),
+        2: Field("selector", LABEL_SELECTOR),
+        3: Field("template", POD_TEMPLATE_SPEC),
+    },
+)
+
+
+REPLICA_SET_CONDITION = Message(
+    "ReplicaSetCondition",
+    {
+        1: Field("type", "string"),
+        2: Field("status", "string"),
+        3: Field("lastTransitionTime", TIME),
+        4: Field("reason", "string"),
+        5: Field("message", "string"),
+    },
+)
+
+
+REPLICA_SET_STATUS = Message(
+    "ReplicaSetStatus",
+    {
+        1: Field("replicas", "int32"),
+        2: Field("fullyLabeledReplicas", "int32"),
+        4: Field("readyReplicas", "int32"),
+        5: Field("availableReplicas", "int32"),
+        3: Field("observedGeneration", "int64"),
+        7: Field("terminatingReplicas", "int32", pointer=True),
+        6: Field("conditions", REPLICA_SET_CONDITION, repeated=True),
+    },
+)
+
+
+REPLICA_SET = Message(
+    "ReplicaSet",
+    {
+        1: Field("metadata", OBJECT_META),
+        2: Field("spec", REPLICA_SET_SPEC),
+        3: Field("status", REPLICA_SET_STATUS),
+    },
 )

@@ -28,7 +28,7 @@ class DeploymentStrategySchema(Schema):
         "Recreate stops every old Pod before starting new ones; RollingUpdate replaces them a few at a time. "
         "Defaults to RollingUpdate."
     )})
-    rolling_update = fields.Nested(RollingUpdateDeploymentSchema, metadata={"description": (
+    rolling_update = fields.Nested(RollingUpdateDeploymentSchema, metadata={"pointer": True, "description": (
         "Tuning of a RollingUpdate; allowed only when type is RollingUpdate."
     )})
 
@@ -39,7 +39,7 @@ class DeploymentSpecSchema(Schema):
     replicas = fields.Int(metadata={"description": (
         "How many Pods should run. Defaults to 1; 0 stops every Pod but keeps the Deployment."
     )})
-    selector = fields.Nested(LabelSelectorSchema, metadata={"description": (
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "omitempty": False, "description": (
         "Which Pods belong to this Deployment, by label. It must match the template's labels and cannot "
         "change after creation."
     )})
@@ -129,7 +129,7 @@ class ReplicaSetSpecSchema(Schema):
         "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
         "Defaults to 0."
     )})
-    selector = fields.Nested(LabelSelectorSchema, metadata={"description": (
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "omitempty": False, "description": (
         "Which Pods count toward replicas, by label. It must match the template's labels."
     )})
     template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (

@@ -219,7 +219,7 @@ class PodSpecSchema(Schema):
     init_containers = fields.List(fields.Nested(ContainerSchema), metadata=fields.merge_by("name", description=(
         "Containers run one after the other, each to completion, before the main containers start."
     )))
-    containers = fields.List(fields.Nested(ContainerSchema), metadata=fields.merge_by("name", description=(
+    containers = fields.List(fields.Nested(ContainerSchema), metadata=fields.merge_by("name", omitempty=False, description=(
         "The containers of the Pod; at least one. None can be added or removed after creation."
     )))
     ephemeral_containers = fields.List(fields.Dict(), metadata=fields.merge_by("name", description=(
@@ -437,7 +437,7 @@ class EventSchema(Schema):
     )})
     series = fields.Dict(metadata={"description": "Repeated occurrences of the event, in the newer form."})
     action = fields.Str(metadata={"description": "What was done, or failed to be done, to the object."})
-    related = fields.Nested(ObjectReferenceSchema, metadata={"description": "A second object involved, if any."})
+    related = fields.Nested(ObjectReferenceSchema, metadata={"pointer": True, "description": "A second object involved, if any."})
     reporting_component = fields.Str(metadata={"description": (
         "The controller that emitted the event, such as kubernetes.io/kubelet."
     )})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.meta.schemas import ObjectMetaSchema
+from core.meta.schemas import ConditionSchema, ObjectMetaSchema
 from core.runtime import fields
 from core.runtime.schema import Schema
 
@@ -59,7 +59,8 @@ class ServiceSpecSchema(Schema):
     external_ips = fields.List(fields.Str(), data_key="externalIPs", metadata={
         "description": "Addresses outside the cluster that also reach the Service.", "list_type": "atomic"})
     session_affinity = fields.Str(metadata={"description": "ClientIP or None (the default)."})
-    session_affinity_config = fields.Nested(SessionAffinityConfigSchema, metadata={"description": "Settings of ClientIP affinity."})
+    session_affinity_config = fields.Nested(SessionAffinityConfigSchema, metadata={
+        "pointer": True, "description": "Settings of ClientIP affinity."})
     load_balancer_ip = fields.Str(data_key="loadBalancerIP", metadata={"description": "Deprecated: an address to ask the load balancer for."})
     external_name = fields.Str(metadata={"description": (
         "For ExternalName Services: the DNS name (or address) the Service stands for, e.g. api.example.com."
@@ -69,9 +70,24 @@ class ServiceSpecSchema(Schema):
     ip_families = fields.List(fields.Str(), metadata={"description": "IPv4 and/or IPv6.", "list_type": "atomic"})
     ip_family_policy = fields.Str(metadata={"description": "SingleStack, PreferDualStack or RequireDualStack."})
     publish_not_ready_addresses = fields.Bool(metadata={"description": "Publish the addresses of Pods that are not ready."})
+    load_balancer_source_ranges = fields.List(fields.Str(), metadata={
+        "description": "CIDRs a cloud load balancer lets in; others are refused.", "list_type": "atomic"})
+    health_check_node_port = fields.Int(metadata={"description": (
+        "For LoadBalancer Services with externalTrafficPolicy Local: the node port load balancers health-check."
+    )})
     allocate_load_balancer_node_ports = fields.Bool(metadata={"description": (
         "For LoadBalancer Services: whether node ports are allocated. Defaults to true."
     )})
+    load_balancer_class = fields.Str(metadata={"description": "The load balancer implementation that handles the Service."})
+    traffic_distribution = fields.Str(metadata={"description": "A preference for how traffic reaches the endpoints, e.g. PreferClose."})
+
+
+class PortStatusSchema(Schema):
+    """The state of one port of a load balancer address."""
+
+    port = fields.Int(metadata={"description": "The port number."})
+    protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP."})
+    error = fields.Str(metadata={"description": "Why the port is not working, in CamelCase; unset when it is."})
 
 
 class LoadBalancerIngressSchema(Schema):
@@ -83,6 +99,7 @@ class LoadBalancerIngressSchema(Schema):
         "VIP (the default for an ip) when traffic reaches the nodes addressed to the load balancer's IP, "
         "Proxy when the load balancer rewrites it."
     )})
+    ports = fields.List(fields.Nested(PortStatusSchema), metadata={"description": "The state of each port.", "list_type": "atomic"})
 
 
 class LoadBalancerStatusSchema(Schema):
@@ -95,6 +112,9 @@ class ServiceStatusSchema(Schema):
     """What was provisioned for the Service."""
 
     load_balancer = fields.Nested(LoadBalancerStatusSchema, metadata={"description": "The load balancer, if any."})
+    conditions = fields.List(fields.Nested(ConditionSchema), metadata=fields.merge_by("type", description=(
+        "The Service's current state."
+    )))
 
 
 class ServiceSchema(Schema):
