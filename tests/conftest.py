@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 
 from core.runtime.scheme import parse_runtime_config
+from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
@@ -73,11 +74,13 @@ class Client:
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
     see exactly the writes they make; ``@pytest.mark.runtime_config("apps/v1beta2=true")`` is
-    its ``--runtime-config``."""
+    its ``--runtime-config``, ``@pytest.mark.apiservice_backends`` its ``--enable-apiservice-backends``."""
     controllers = request.node.get_closest_marker("controllers") is not None
     runtime = request.node.get_closest_marker("runtime_config")
+    backends = request.node.get_closest_marker("apiservice_backends") is not None
     srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers,
-                                 runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
+                                 runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
+                                 aggregation=AggregatorSettings(backends=backends)))
     await srv.start()
     try:
         yield srv
