@@ -27,8 +27,10 @@ async def test_put_scale_changes_replicas_and_generation(api):
     assert parent["spec"]["replicas"] == 5 and parent["metadata"]["generation"] == 2
     stale = await api.put(SCALE, scale)  # the resourceVersion it carries is gone now
     assert stale.status == 409
-    unconditional = await api.put(SCALE, {"spec": {"replicas": 1}}, content_type=None)  # kubectl scale sends no Content-Type
+    unconditional = await api.put(SCALE, {"metadata": {"name": "web"}, "spec": {"replicas": 1}}, content_type=None)  # kubectl scale sends no Content-Type
     assert unconditional.status == 200 and unconditional.body["spec"]["replicas"] == 1
+    unnamed = await api.put(SCALE, {"spec": {"replicas": 2}})  # as any update, the body names the object of the URL
+    assert unnamed.status == 400 and unnamed.body["message"] == "the name of the object () does not match the name on the URL (web)"
 
 
 async def test_patch_scale(api):

@@ -72,8 +72,11 @@ class ScaleAdapter:
         obj[last] = replicas
 
 
-def desired_replicas(scale: Any, name: str) -> tuple[int, str]:
-    """The replicas and (optional) resourceVersion a client's Scale asks for; 400/422 otherwise."""
+def desired_replicas(scale: Any, name: str, namespace: str = "") -> tuple[int, str]:
+    """The replicas and (optional) resourceVersion a client's Scale asks for; 400/422 otherwise.
+
+    As for any update, the Scale must name the object of the URL (kube-apiserver's ``checkName``).
+    """
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of the request must be a Scale object")
     if scale.get("apiVersion") not in (None, API_VERSION) or scale.get("kind") not in (None, KIND):
@@ -81,9 +84,14 @@ def desired_replicas(scale: Any, name: str) -> tuple[int, str]:
     loaded = load(SCALE_SHAPE, scale, skip=frozenset({"apiVersion", "kind"}))
     if loaded.errors:
         raise errors.bad_request(f'Scale in version "{VERSION}" cannot be handled as a Scale: ' + "; ".join(map(str, loaded.errors)), loaded.errors)
+    meta = loaded.data.get("metadata") or {}
+    if meta.get("name", "") != name:
+        raise errors.bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
     replicas = (loaded.data.get("spec") or {}).get("replicas")
     if replicas is None:
         replicas = 0
     if replicas < 0:
         raise errors.invalid_object(KIND, GROUP, name, [errors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
-    return replicas, (loaded.data.get("metadata") or {}).get("resource_version") or ""
+    return replicas, meta.get("resource_version") or ""

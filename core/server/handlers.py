@@ -252,7 +252,7 @@ class ResourceEndpoints:
 
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
-            replicas, resource_version = scale.desired_replicas(wanted(current), info.name)
+            replicas, resource_version = scale.desired_replicas(wanted(current), info.name, info.namespace)
             scaled = rt.encode(old, storage)
             adapter.set_replicas(scaled, replicas)
             scaled["metadata"]["resourceVersion"] = resource_version or None
