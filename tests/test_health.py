@@ -55,11 +55,11 @@ async def test_readyz_fails_while_etcd_is_down_and_livez_does_not(private_etcd: 
             await asyncio.to_thread(private_etcd.stop)
 
             status, body, _ = await text(session, "/readyz")
-            assert status == 500  # kube's healthz answers a failed check with 500
+            assert status == 503  # unavailable (kube's healthz says 500: see core/server/health.py)
             assert body == ("[+]ping ok\n[-]etcd failed: reason withheld\n[+]poststarthook/kplane-start ok\n"
                             "[+]shutdown ok\nreadyz check failed\n")
-            assert (await text(session, "/healthz"))[0] == 500
-            assert (await text(session, "/readyz/etcd"))[:2] == (500, "internal server error: the storage is unavailable\n")
+            assert (await text(session, "/healthz"))[0] == 503
+            assert (await text(session, "/readyz/etcd"))[:2] == (503, "internal server error: the storage is unavailable\n")
             assert (await text(session, "/readyz?exclude=etcd"))[:2] == (200, "ok")
             assert (await text(session, "/livez"))[:2] == (200, "ok")
             assert "127.0.0.1" not in body

@@ -125,8 +125,8 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
         assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
         assert isinstance(got["manager"], ControllerManager) and got["manager"] is server.controllers
         assert server.registry is not None and server.registry.storage is not None  # storage opened first
-        # kplane_post_start: listening, not ready yet (kube's healthz answers a failed check 500);
+        # kplane_post_start: listening, not ready yet (503);
         # kplane_register_controllers: ready.
-        assert recorder.readyz == {"kplane_post_start": 500, "kplane_register_controllers": 200}
+        assert recorder.readyz == {"kplane_post_start": 503, "kplane_register_controllers": 200}
     finally:
         await server.stop()

@@ -1,9 +1,13 @@
 """``/healthz``, ``/livez`` and ``/readyz``, answered as kube-apiserver's ``healthz`` package does.
 
 Each endpoint runs a list of named checks: ``ok`` when all pass (``?verbose`` lists them, one
-``[+]name ok`` line each, then ``<endpoint> check passed``); when one fails, 500 with every line
+``[+]name ok`` line each, then ``<endpoint> check passed``); when one fails, 503 with every line
 (``[-]etcd failed: reason withheld``) and ``<endpoint> check failed``. ``?exclude=name`` skips a
-check; ``/<endpoint>/<name>`` runs one (``ok``, or 500 ``internal server error: <reason>``).
+check; ``/<endpoint>/<name>`` runs one (``ok``, or 503 ``internal server error: <reason>``).
+
+kube's healthz answers a failed check with 500; kplane answers 503 Service Unavailable, which
+every probe (kubelet, load balancers, ``kubectl get --raw``) reads as a failure just the same,
+and which keeps 500 for what it is everywhere else here: a bug worth an alert.
 
 - ``/livez``: ``ping`` only, so a storage outage does not get the server restarted;
 - ``/readyz`` and ``/healthz``: ``ping``, ``etcd`` (the storage answers, whichever backend: the
@@ -23,7 +27,7 @@ from core.storage.interface import Storage, StorageError, StorageTimeoutError
 
 log = logging.getLogger(__name__)
 
-FAILED = 500  # what kube's healthz answers a failed check with (http.StatusInternalServerError)
+FAILED = 503  # a failed check (kube's healthz says 500; see the module docstring)
 # A check returns None when it passes, else a reason fit to show (no addresses or internals).
 CheckFn = Callable[[], Awaitable[str | None]]
 
