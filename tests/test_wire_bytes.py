@@ -83,3 +83,13 @@ async def test_watch_lines_are_one_event_each_with_its_newline(api):
     lines = stream.split(b"\n")
     assert lines[-1] == b"" and lines[0].startswith(b'{"type":"ADDED","object":{')
     assert b'"a":"\\u0026"' in lines[0]
+
+
+async def test_version_is_indented_as_kube_apiserver_writes_it(api):
+    """``/version`` is written with ``json.MarshalIndent(info, "", "  ")`` and no newline."""
+    async with api.session.get("/version") as reply:
+        raw = await reply.read()
+    info = json.loads(raw)
+    assert list(info) == ["major", "minor", "gitVersion", "gitCommit", "gitTreeState", "buildDate", "goVersion",
+                          "compiler", "platform"]
+    assert raw == json.dumps(info, indent=2).encode()

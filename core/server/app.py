@@ -84,7 +84,8 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
                                   share_watch_encoding=share_watch_encoding)
 
     async def version(request: web.Request) -> web.Response:
-        return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
+        # kube-apiserver writes version.Info with json.MarshalIndent(info, "", "  "), no newline.
+        return web.Response(body=orjson.dumps(VERSION, option=orjson.OPT_INDENT_2), content_type="application/json")
 
     app.on_shutdown.append(endpoints.close_watches)
     # Paths kube-apiserver serves with and without a trailing slash (go-restful ignores one; its
