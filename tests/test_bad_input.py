@@ -177,3 +177,17 @@ async def test_invalid_query_values(api):
     assert_status(await api.get(DEPLOYMENTS, params={"limit": "many"}), 400, "BadRequest")
     assert_status(await api.get(DEPLOYMENTS, params={"watch": "perhaps"}), 400, "BadRequest")
     assert_status(await api.get(DEPLOYMENTS, params={"watch": "1", "timeoutSeconds": "soon"}), 400, "BadRequest")
+
+
+async def test_unknown_field_names_with_control_characters_become_safe_warnings(api):
+    """A field name may hold any character; the Warning header quoting it holds no control
+    characters (aiohttp would refuse to send them: that was a 500), quotes and backslashes escaped."""
+    reply = await api.post("/api/v1/namespaces/default/configmaps",
+                           raw=b'{"metadata": {"name": "ctl"}, "\\u001f\\r\\nX-Injected: 1": "", "a\\\\\\"b": 1}')
+    assert reply.status == 201, reply
+    assert "X-Injected" not in reply.headers
+    assert reply.headers.getall("Warning") == ['299 - "unknown field \\"   X-Injected: 1\\""',
+                                               '299 - "unknown field \\"a\\\\\\"b\\""']
+    patched = await api.patch("/api/v1/namespaces/default/configmaps/ctl", None, raw=b'{"\\u001f": ""}',
+                              content_type="application/merge-patch+json")
+    assert patched.status == 200 and patched.headers.getall("Warning") == ['299 - "unknown field \\" \\""']

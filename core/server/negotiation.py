@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import orjson
@@ -108,9 +109,20 @@ def respond(request: web.Request, status: int, body: Any, warnings: list[str] | 
     else:
         response = web.Response(status=status, body=encode_json(body), headers={"Content-Type": content_type})
     for text in warnings or ():
-        response.headers.add("Warning", '299 - "%s"' % text.replace('"', '\\"'))
+        response.headers.add("Warning", warning_header(text))
     return response
 
 
 def status_response(request: web.Request, error: errors.APIError) -> web.Response:
     return respond(request, error.code, error.status())
+
+
+_NOT_IN_QUOTED_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def warning_header(text: str) -> str:
+    """An RFC 7234 ``Warning`` value (code 299, agent ``-``) quoting ``text``: quotes and
+    backslashes escaped, control characters (a client's field name may hold any) made spaces,
+    since no header may carry them."""
+    quoted = _NOT_IN_QUOTED_STRING.sub(" ", text.replace("\\", "\\\\").replace('"', '\\"'))
+    return f'299 - "{quoted}"'
