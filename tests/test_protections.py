@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -338,3 +339,28 @@ def test_kubectl_request_timeout_is_sent_and_honoured(kubectl: Kubectl) -> None:
     assert "timeout=30s" in done.stderr and "200 OK" in done.stderr
     kubectl.run("create", "configmap", "timed", "--from-literal=k=v", "--request-timeout=30s")
     assert kubectl.run("get", "configmap", "timed", "-o", "name").stdout.strip() == "configmap/timed"
+
+
+async def _raw_exchange(server: APIServer, request: bytes) -> tuple[int, dict]:
+    reader, writer = await connect(server)
+    writer.write(request)
+    await writer.drain()
+    head, _, body = (await reader.read()).partition(b"\r\n\r\n")
+    writer.close()
+    return int(head.split()[1]), json.loads(body)
+
+
+async def test_what_aiohttp_cannot_parse_is_a_status_without_the_raw_bytes(server: APIServer) -> None:
+    """A malformed request or one with a header line that is too long gets a 400 Status, not
+    aiohttp's text quoting the bytes it read; a long request line (a label selector with many
+    values) is fine up to 64 KiB."""
+    for request in (b"FOO\x01 /api HTTP/1.1\r\nHost: x\r\n\r\n",
+                    b"GET /api HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+                    b"GET /api?" + b"a" * 70000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"):
+        code, status = await _raw_exchange(server, request)
+        assert (code, status["kind"], status["code"], status["reason"]) == (400, "Status", 400, "BadRequest"), status
+        assert "bytearray" not in status["message"] and "aaaa" not in status["message"]
+    selector = "app in (" + ",".join(f"v{i}" for i in range(3000)) + ")"
+    code, listed = await _raw_exchange(server, f"GET /api/v1/namespaces?labelSelector={quote(selector)} HTTP/1.1\r\n"
+                                               "Host: x\r\nConnection: close\r\n\r\n".encode())
+    assert (code, listed["kind"]) == (200, "NamespaceList")

@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import LineTooLong
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+from core.meta import errors
+from core.server.negotiation import encode_json
 
 _FILE_HEADROOM = 128  # descriptors kept for storage, the loopback clients and the aggregator's proxy
 
@@ -46,6 +51,8 @@ class ConnectionLimits:
     header_timeout: float = 32.0  # kube-apiserver's ReadHeaderTimeout
     body_timeout: float = 60.0
     idle_timeout: float = 90.0  # kube-apiserver's IdleTimeout: a keep-alive connection with no request
+    # A request line may be long (label selectors with many values); Go allows 1 MiB of headers.
+    max_request_line: int = 64 * 1024
     max_connections: int = field(default_factory=default_max_connections)  # 0: no cap
     probe_connections: int = 64  # beyond the cap, for health probes and loopback clients only
 
@@ -90,6 +97,21 @@ class GuardedRequestHandler(RequestHandler):
             server.open_connections += 1
             self._counted = True
         super().connection_made(transport)
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        """What aiohttp answers by itself (a request it cannot parse, a line too long) as a
+        400 Status: aiohttp's own text quotes the raw bytes it read."""
+        super().handle_error(request, status, exc, message)  # logs it; raises if an answer was begun
+        if isinstance(exc, LineTooLong):
+            why = (f"the request line may be at most {self._limits.max_request_line} bytes long, "
+                   "and each header field at most 8190")
+        else:
+            why = "the request is not valid HTTP/1.1"
+        error = errors.bad_request(why) if status < 500 else errors.internal_error("the request could not be handled")
+        response = web.Response(status=error.code, body=encode_json(error.status()), content_type="application/json")
+        response.force_close()
+        return response
 
     def exempt(self) -> None:
         """This connection carries the server's own loopback traffic: it no longer counts
@@ -149,7 +171,7 @@ class GuardedServer(web.Server):
     """aiohttp's protocol factory, making :class:`GuardedRequestHandler` connections."""
 
     def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
-        super().__init__(*args, keepalive_timeout=limits.idle_timeout, **kwargs)
+        super().__init__(*args, keepalive_timeout=limits.idle_timeout, max_line_size=limits.max_request_line, **kwargs)
         self.limits = limits
         self.open_connections = 0  # TCP connections counted against the cap
         self.reserve: dict[GuardedRequestHandler, None] = {}  # connections past the cap, oldest first
