@@ -26,7 +26,7 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, negotiation, ownership, params, patch, strategic, tables
+from core.server import fieldmanager, negotiation, params, patch, strategic, tables
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
@@ -93,14 +93,14 @@ class ResourceEndpoints:
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         printer = self._printer(request, info, rt)
-        stored = await store.get(_context(request, info), info.name)
+        stored = await store.get(_context(info), info.name)
         if printer is not None:
             return tables.table_response(200, printer.table([stored]))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         printer = self._printer(request, info, rt)
-        page = await store.list(_context(request, info), params.list_options(request.query))
+        page = await store.list(_context(info), params.list_options(request.query))
         if printer is not None:
             return tables.table_response(200, printer.table(page.items, page.resource_version, page.continue_))
         return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
@@ -116,7 +116,7 @@ class ResourceEndpoints:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
         printer = self._printer(request, info, rt)
-        events = await store.watch(_context(request, info), opts)
+        events = await store.watch(_context(info), opts)
         content_type = tables.TABLE if printer is not None else negotiation.JSON
         response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
@@ -161,23 +161,24 @@ class ResourceEndpoints:
 
     # -- writes -----------------------------------------------------------------------------
     async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        ctx = _context(request, info)
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
-        obj, warnings = tracker.decode(rt, None, body, params.field_validation(request.query), duplicates)
+        obj, warnings = tracker.decode(rt, None, body, opts.field_validation, duplicates)
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.write_options(request.query, params.UPDATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        validation = params.field_validation(request.query)
-        ctx = _context(request, info)
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
             previous = rt.encode(old, info.version) if old is not None else None
-            obj, found = tracker.decode(rt, previous, body, validation, duplicates)
+            obj, found = tracker.decode(rt, previous, body, opts.field_validation, duplicates)
             warnings[:] = found
             return obj
 
@@ -187,10 +188,9 @@ class ResourceEndpoints:
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         content_type, decoded = await _read_patch(request)
         document = decoded.value
-        validation = params.field_validation(request.query)
-        ctx = _context(request, info)
-        force = params.flag(request.query, "force")
-        ownership.check_patch_options(ctx, apply=content_type == APPLY_PATCH, force=force)
+        opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
+        validation, force = opts.field_validation, opts.force
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
         if content_type == APPLY_PATCH:
@@ -216,8 +216,9 @@ class ResourceEndpoints:
     async def post_subresource(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         """POST to a named subresource: its strategy applies the body to the stored parent (in the
         Store's guarded update); kube-apiserver answers such a create with a Success Status."""
+        opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body = (await negotiation.read_decoded(request)).value
-        ctx = _context(request, info)
+        ctx = _context(info, opts)
         strategy = store.strategy
         assert isinstance(strategy, PostSubresource)
 
@@ -234,21 +235,23 @@ class ResourceEndpoints:
         store = self.registry.store(info.group, info.resource)
         if adapter is None or store is None:
             raise _not_found()
-        ctx = _context(request, info)
-        storage = rt.storage_version
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
         if verb == "get":
-            return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
+            return negotiation.respond(request, 200, adapter.scale_of((await store.get(_context(info), info.name)).obj))
         if verb == "update":
+            opts = params.write_options(request.query, params.UPDATE_OPTIONS)
             body = (await negotiation.read_decoded(request)).value
 
             def wanted(current: dict[str, Any]) -> Any:
                 return body
         else:
             content_type, decoded = await _read_patch(request)
+            opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
 
             def wanted(current: dict[str, Any]) -> Any:
                 return _apply_patch(content_type, adapter.scale_of(current), decoded.value, scale.SCALE_SHAPE)
+        ctx = _context(info, opts)
+        storage = rt.storage_version
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
 
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
@@ -264,7 +267,7 @@ class ResourceEndpoints:
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
-        stored, gone = await store.delete(_context(request, info, dry_run=bool(opts.dry_run)), info.name, opts)
+        stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
             code = 202 if opts.orphan_dependents is False else 200
@@ -276,14 +279,14 @@ class ResourceEndpoints:
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         list_opts = params.list_options(request.query)
         opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
-        ctx = _context(request, info, dry_run=bool(opts.dry_run))
+        ctx = _context(info, dry_run=bool(opts.dry_run))
         deleted = await store.delete_collection(ctx, list_opts, opts)
         return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
 
 
-def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
-    """The request's context; ``dry_run`` when the caller parsed it already (deletes take it from
-    DeleteOptions, body or query), else from ``?dryRun``."""
+def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:
+    """The request's context: a write's from its validated ``opts``; a delete gives ``dry_run``
+    from its DeleteOptions (body or query); reads are never dry runs."""
     return RequestContext(
         group=info.group,
         version=info.version,
@@ -291,8 +294,8 @@ def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = 
         subresource=info.subresource,
         namespace=info.namespace,
         name=info.name,
-        dry_run=params.dry_run(request.query) if dry_run is None else dry_run,
-        field_manager=request.query.get("fieldManager", ""),
+        dry_run=opts.dry_run if opts is not None else dry_run,
+        field_manager=opts.field_manager if opts is not None else "",
     )
 
 
