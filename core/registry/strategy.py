@@ -72,6 +72,8 @@ class Strategy:
     #: The kind a subresource takes or answers when it is not its parent's (``pods/binding``
     #: takes a core/v1 Binding); discovery's ``kind`` / ``responseKind``.
     response_kind: GroupVersionKind | None = None
+    #: The schema of ``response_kind``, for OpenAPI's request and response bodies.
+    response_schema: type | None = None
 
     def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
         """Normalise a new object before validation (e.g. clear status, set generation 1)."""

@@ -16,7 +16,7 @@ from multidict import MultiMapping
 
 from core.meta import errors
 from core.meta.selectors import parse_field_selector, parse_label_selector
-from core.registry.options import DeleteOptions, ListOptions, WatchOptions
+from core.registry.options import DRY_RUN_ALL, DeleteOptions, ListOptions, WatchOptions
 from core.runtime.scheme import IGNORE, STRICT, WARN
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
@@ -53,7 +53,6 @@ def integer(query: Mapping[str, str], name: str, default: int = 0) -> int:
 
 CREATE_OPTIONS, UPDATE_OPTIONS, PATCH_OPTIONS = "CreateOptions", "UpdateOptions", "PatchOptions"
 FIELD_MANAGER_MAX_LENGTH = 128
-DRY_RUN_ALL = "All"
 
 
 @dataclass(frozen=True, slots=True)

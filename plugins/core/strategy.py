@@ -136,6 +136,7 @@ class PodBindingStrategy(PodStrategy):
     :meth:`apply_post` inside the Store's guarded update, so two binders never both win."""
 
     response_kind = GroupVersionKind("", "v1", "Binding")
+    response_schema = BindingSchema
 
     def apply_post(self, ctx: RequestContext, body: Any, pod: Pod) -> Pod:
         """The stored pod bound as ``body`` asks; 409 when it is bound already or being deleted."""
