@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from core.meta import errors
+from core.meta.protobuf import DELETE_OPTIONS
 from core.registry import scale
 from core.registry.registry import Registry
 from core.registry.store import Store, WatchEvent
@@ -27,6 +28,7 @@ from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.runtime.schema import Shape
 from core.server import fieldmanager, negotiation, params, patch, strategic, tables
+from core.server.decoding import Decoded
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
@@ -217,10 +219,12 @@ class ResourceEndpoints:
         """POST to a named subresource: its strategy applies the body to the stored parent (in the
         Store's guarded update); kube-apiserver answers such a create with a Success Status."""
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
-        body = (await negotiation.read_decoded(request)).value
-        ctx = _context(info, opts)
         strategy = store.strategy
         assert isinstance(strategy, PostSubresource)
+        kind = strategy.response_kind
+        api_versions = (GroupVersion(kind.group, kind.version).api_version,) if kind else ()
+        body = (await _read_body(request, strategy.response_protobuf, kind.kind if kind else rt.kind, api_versions)).value
+        ctx = _context(info, opts)
 
         async def updater(old: Any) -> Any:
             return strategy.apply_post(ctx, body, old)
@@ -239,7 +243,7 @@ class ResourceEndpoints:
             return negotiation.respond(request, 200, adapter.scale_of((await store.get(_context(info), info.name)).obj))
         if verb == "update":
             opts = params.write_options(request.query, params.UPDATE_OPTIONS)
-            body = (await negotiation.read_decoded(request)).value
+            body = (await _read_body(request, scale.PROTOBUF, scale.KIND, (scale.API_VERSION,))).value
 
             def wanted(current: dict[str, Any]) -> Any:
                 return body
@@ -266,7 +270,7 @@ class ResourceEndpoints:
         return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
+        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
         stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
@@ -278,7 +282,7 @@ class ResourceEndpoints:
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         list_opts = params.list_options(request.query)
-        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
+        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
         ctx = _context(info, dry_run=bool(opts.dry_run))
         deleted = await store.delete_collection(ctx, list_opts, opts)
         return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
@@ -335,38 +339,44 @@ def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
 
 async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> tuple[dict[str, Any], list[str]]:
     """The body as a wire JSON dict, with its duplicate keys as strict-decoding errors; protobuf
-    bodies (kubectl's generators) become one too, for the kinds that registered a table, so they
-    share JSON's validation."""
+    bodies become one too, for the kinds that registered a table, so they share JSON's validation."""
+    expected = GroupVersion(rt.group, version).api_version
+    decoded = await _read_body(request, rt.versions[version].protobuf, rt.kind, (expected,))
+    _check_type_meta(decoded.value, rt, version)
+    return decoded.value, decoded.duplicates
+
+
+async def _read_body(request: web.Request, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> Decoded:
+    """A request body of ``kind`` in JSON, YAML or, when ``table`` is given, Kubernetes protobuf
+    (``k8s\\0`` + runtime.Unknown naming one of ``api_versions``), decoded into the JSON value it
+    stands for: every format then takes the same validation."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
-    duplicates: list[str] = []
     if content_type != protobuf.MEDIA_TYPE:
-        decoded = await negotiation.read_decoded(request, content_type)
-        body, duplicates = decoded.value, decoded.duplicates
-    else:
-        raw = await negotiation.read_body(request)
-        table = rt.versions[version].protobuf
-        expected = GroupVersion(rt.group, version).api_version
-        if table is None:
+        return await negotiation.read_decoded(request, content_type)
+    return Decoded(_from_protobuf(await negotiation.read_body(request), table, kind, api_versions))
+
+
+def _from_protobuf(raw: bytes, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> dict[str, Any]:
+    expected = " or ".join(api_versions)
+    if table is None:
+        raise errors.APIError(
+            415,
+            errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
+            "the body of the request was in an unknown format - accepted media types include: "
+            f"{negotiation.JSON}, {negotiation.YAML} ({protobuf.MEDIA_TYPE} is accepted only for "
+            f"some kinds, not for {expected} {kind})",
+        )
+    try:
+        api_version, found, data = protobuf.decode_envelope(raw)
+        if found != kind or api_version not in api_versions:
             raise errors.APIError(
                 415,
                 errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
-                "the body of the request was in an unknown format - accepted media types include: "
-                f"{negotiation.JSON}, {negotiation.YAML} ({protobuf.MEDIA_TYPE} is accepted only for "
-                f"some kinds, not for {expected} {rt.kind})",
+                f"the protobuf body holds a {api_version} {found}, but only {expected} {kind} is accepted here as {protobuf.MEDIA_TYPE}",
             )
-        try:
-            api_version, kind, data = protobuf.decode_envelope(raw)
-            if (api_version, kind) != (expected, rt.kind):
-                raise errors.APIError(
-                    415,
-                    errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
-                    f"the protobuf body holds a {api_version} {kind}, but only {expected} {rt.kind} is accepted here as {protobuf.MEDIA_TYPE}",
-                )
-            body = {"apiVersion": api_version, "kind": kind, **protobuf.decode_message(data, table)}
-        except protobuf.ProtobufError as err:
-            raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {rt.kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
-    _check_type_meta(body, rt, version)
-    return body, duplicates
+        return {"apiVersion": api_version, "kind": kind, **protobuf.decode_message(data, table)}
+    except protobuf.ProtobufError as err:
+        raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
 
 
 def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
@@ -419,11 +429,16 @@ def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str,
     return {**config, "metadata": meta}
 
 
-async def _optional_body(request: web.Request) -> Any:
+async def _delete_options_body(request: web.Request, rt: ResourceType) -> Any:
+    """The DeleteOptions body of a DELETE or deletecollection, as its JSON value; None when there
+    is none. Protobuf clients (client-go's typed clients) send it as protobuf."""
     raw = await negotiation.read_body(request)
     if not raw.strip():
         return None
-    return (await negotiation.decode_off_loop(raw, negotiation.media_type(request.headers.get("Content-Type")))).value
+    content_type = negotiation.media_type(request.headers.get("Content-Type"))
+    if content_type == protobuf.MEDIA_TYPE:
+        return _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", [*params.DELETE_OPTIONS_VERSIONS, *_api_versions(rt)])
+    return (await negotiation.decode_off_loop(raw, content_type)).value
 
 
 async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[list[WatchEvent] | None]:
