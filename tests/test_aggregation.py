@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import time
@@ -866,3 +867,47 @@ async def test_backend_behind_a_service(recording: RecordingBackend, aggregator:
         svc["spec"]["ports"] = [{"port": port}]
         assert (await api.put(f"{services}/rec", svc)).status == 200
         await wait_available(api, "v1.svc.test.kplane.io")
+
+
+# -- TLS failures are told in plain words -------------------------------------------------------------
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the certificate")
+async def test_tls_failures_are_plain_text(aggregator: APIServer, tmp_path: Path) -> None:
+    """A backend whose certificate nobody signed we trust, and a plain-HTTP backend named with an
+    https URL: the Available condition and the proxy's 503 say what Go's TLS stack would say, with
+    no Python text (``_ssl.c``, ``[SSL: ...]``, exception names or argument tuples)."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.json_response({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": request.path, "resources": []})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    tls_url = "https://127.0.0.1:%d" % runner.addresses[0][1]
+    try:
+        async with loopback_server(answer) as plain, aiohttp.ClientSession(base_url=aggregator.url) as session:
+            api = Client(session)
+            cases = {
+                "untrusted.test.kplane.io": (tls_url, "tls: failed to verify certificate: x509: certificate signed by unknown authority"),
+                "plain.test.kplane.io": (plain.replace("http://", "https://"), "tls: first record does not look like a TLS handshake"),
+            }
+            for group, (url, why) in cases.items():
+                assert (await api.post(APISERVICES, api_service(group, "v1", url))).status == 201
+                cond = await wait_available(api, f"v1.{group}", "False")
+                assert cond["message"] == f"failing or missing response from {url}/apis/{group}/v1: {why}"
+                reply = await api.get(f"/apis/{group}/v1/things")
+                assert reply.status == 503, reply
+                message = reply.body["message"]
+                assert why in message, message
+                for python_text in ("_ssl.c", "[SSL", "Error", "(", "Errno", "ssl:"):
+                    assert python_text not in message and python_text not in cond["message"], message
+    finally:
+        await runner.cleanup()

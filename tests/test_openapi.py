@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from core.meta.schemas import ObjectMetaSchema
+from core.registry.registry import SCALE_ENDPOINT, Endpoint
+from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS
 from core.runtime import fields
 from core.runtime.gvk import GroupVersion
 from core.runtime.schema import Schema
@@ -45,6 +47,7 @@ DEPLOYMENT_ITEM = "/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
 CORE_V1 = "io.k8s.api.core.v1."
 APPS_V1 = "io.k8s.api.apps.v1."
 META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
+RESOURCE, STATUS = Endpoint(tuple(sorted(RESOURCE_VERBS))), Endpoint(tuple(sorted(SUBRESOURCE_VERBS)))
 
 
 async def _document(api: Client, key: str) -> dict[str, Any]:
@@ -141,6 +144,98 @@ async def test_kinds_and_operations_carry_what_kubectl_looks_for(api: Client) ->
     assert schemas["io.k8s.api.autoscaling.v1.Scale"]["properties"]["spec"]["allOf"][0]["$ref"].endswith("autoscaling.v1.ScaleSpec")
     assert "/apis/apps/v1/deployments" in doc["paths"]  # across namespaces
     _all_refs_resolve(doc)
+
+
+def _openapi_verbs(doc: dict[str, Any], collection: str, sub: str) -> tuple[set[str], dict[str, dict[str, Any]]]:
+    """The Kubernetes verbs a resource's (or subresource's) OpenAPI paths offer, and its operations
+    by verb; a list operation with a watch parameter serves watch too."""
+    methods = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+    paths = [f"{collection}/{{name}}/{sub}"] if sub else [collection, f"{collection}/{{name}}"]
+    found: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for method, op in (doc["paths"].get(path) or {}).items():
+            if method == "parameters":
+                continue
+            action = op["x-kubernetes-action"]
+            verb = {"list": "list", "deletecollection": "deletecollection", "post": "create"}.get(action) or methods[method]
+            assert verb not in found, (path, verb)
+            found[verb] = op
+            if action == "list" and "watch" in _query_params(op):
+                found["watch"] = op
+    return set(found), found
+
+
+async def test_operations_are_the_discovery_verbs_of_every_resource_and_subresource(api: Client, server: APIServer) -> None:
+    """For every served group-version, each resource's and subresource's OpenAPI operations are
+    exactly the verbs discovery lists for it, marked with the kind discovery names, and no path is
+    left over; both are read from the running server."""
+    compared = set()
+    for group, versions in server.scheme.groups().items():
+        for version in versions:
+            gv = GroupVersion(group, version)
+            key = f"apis/{group}/{version}" if group else f"api/{version}"
+            doc = await _document(api, key)
+            resources = (await api.get(f"/{key}")).body["resources"]
+            covered: set[str] = set()
+            for entry in resources:
+                plural, _, sub = entry["name"].partition("/")
+                root = f"/{key}"
+                collection = f"{root}/namespaces/{{namespace}}/{plural}" if entry["namespaced"] else f"{root}/{plural}"
+                verbs, ops = _openapi_verbs(doc, collection, sub)
+                assert verbs == set(entry["verbs"]), (entry["name"], verbs, entry["verbs"])
+                kind = {"group": entry.get("group", group), "kind": entry["kind"], "version": entry.get("version", version)}
+                for verb, op in ops.items():
+                    assert op["x-kubernetes-group-version-kind"] == kind, (entry["name"], verb)
+                covered |= {f"{collection}/{{name}}/{sub}"} if sub else {collection, f"{collection}/{{name}}"}
+                if entry["namespaced"] and not sub and "list" in entry["verbs"]:
+                    covered.add(f"{root}/{plural}")
+                    listed = doc["paths"][f"{root}/{plural}"]
+                    assert set(listed) == {"get"} and listed["get"]["x-kubernetes-action"] == "list"
+                compared.add((gv.api_version, entry["name"]))
+            assert set(doc["paths"]) <= covered, set(doc["paths"]) - covered
+    # the cases that differed: a POST-only subresource, a resource without deletecollection, an update-only one
+    assert {("v1", "pods/binding"), ("v1", "namespaces"), ("v1", "namespaces/finalize"), ("apps/v1", "deployments/scale")} <= compared
+
+
+async def test_bodies_and_answers_are_the_kinds_each_operation_takes(api: Client) -> None:
+    core = await _document(api, "api/v1")
+    pods = "/api/v1/namespaces/{namespace}/pods/{name}"
+
+    def schema(op: dict[str, Any], code: str) -> str:
+        return op["responses"][code]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+
+    binding = core["paths"][pods + "/binding"]
+    assert set(binding) == {"parameters", "post"}
+    post = binding["post"]
+    assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(CORE_V1 + "Binding")
+    assert set(post["responses"]) == {"201"} and schema(post, "201") == CORE_V1 + "Binding"
+    assert post["x-kubernetes-group-version-kind"] == {"group": "", "kind": "Binding", "version": "v1"}
+    assert {"dryRun", "fieldManager", "fieldValidation"} == _query_params(post)
+    assert "target" in core["components"]["schemas"][CORE_V1 + "Binding"]["properties"]
+
+    assert set(core["paths"]["/api/v1/namespaces"]) == {"get", "post"}  # no deletecollection
+    assert set(core["paths"]["/api/v1/namespaces/{name}/finalize"]) == {"parameters", "put"}
+    # DELETE answers: the object for kinds whose storage returns it, a Status for the others
+    returned = {"pods": "Pod", "services": "Service", "serviceaccounts": "ServiceAccount"}
+    for plural, kind in [*returned.items(), ("configmaps", "Status"), ("secrets", "Status")]:
+        delete = core["paths"][f"/api/v1/namespaces/{{namespace}}/{plural}/{{name}}"]["delete"]
+        wanted = (CORE_V1 + kind) if plural in returned else META_V1 + "Status"
+        assert (schema(delete, "200"), schema(delete, "202")) == (wanted, wanted), plural
+        assert _query_params(delete) == {"dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy"}
+    namespace_delete = core["paths"]["/api/v1/namespaces/{name}"]["delete"]
+    assert schema(namespace_delete, "200") == CORE_V1 + "Namespace"
+
+    apps = await _document(api, "apis/apps/v1")
+    scale = apps["paths"][DEPLOYMENT_ITEM + "/scale"]
+    assert set(scale) == {"parameters", "get", "put", "patch"}
+    assert scale["put"]["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("io.k8s.api.autoscaling.v1.Scale")
+    assert schema(scale["put"], "200") == schema(scale["patch"], "200") == "io.k8s.api.autoscaling.v1.Scale"
+    collection = apps["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]
+    assert "orphanDependents" in _query_params(collection["delete"])
+    assert "sendInitialEvents" not in _query_params(collection["get"])  # not served
+    validation = next(p for p in collection["post"]["parameters"] if p["name"] == "fieldValidation")["description"]
+    assert "Warn unless given" in validation and "Strict unless" not in validation
+    _all_refs_resolve(core)
 
 
 async def test_types_come_from_the_field_classes(api: Client) -> None:
@@ -284,7 +379,8 @@ def test_third_party_names_and_shared_classes() -> None:
     scheme.add_kind(group="", kind="Pod", plural="pods", internal=core_types.Pod, versions={"v1": PodSchema}, storage_version="v1")
     scheme.add_kind(group="widgets.test.kplane.io", kind="Widget", plural="widgets", internal=Widget,
                     versions={"v1": WidgetV1, "v1alpha1": WidgetV1alpha1}, storage_version="v1")
-    doc = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1"), lambda group, plural: ["scale", "status"])
+    doc = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1"),
+                         lambda group, plural: {"": RESOURCE, "scale": SCALE_ENDPOINT, "status": STATUS})
     schemas = doc["components"]["schemas"]
     widget = schemas["io.kplane.test.widgets.v1.Widget"]
     assert widget["x-kubernetes-group-version-kind"] == [{"group": "widgets.test.kplane.io", "kind": "Widget", "version": "v1"}]
@@ -300,10 +396,10 @@ def test_third_party_names_and_shared_classes() -> None:
         "x-kubernetes-group-version-kind"]["kind"] == "Widget"
     _all_refs_resolve(doc)
 
-    alpha = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1alpha1"), lambda group, plural: [])
+    alpha = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1alpha1"), lambda group, plural: {"": RESOURCE})
     assert {"io.kplane.test.widgets.v1alpha1.Widget", "io.kplane.test.widgets.v1alpha1.WidgetSpec"} <= set(alpha["components"]["schemas"])
 
-    core = build_document(scheme, GroupVersion("", "v1"), lambda group, plural: [])
+    core = build_document(scheme, GroupVersion("", "v1"), lambda group, plural: {"": RESOURCE})
     assert CORE_V1 + "Pod" in core["components"]["schemas"] and "/api/v1/namespaces/{namespace}/pods" in core["paths"]
 
 
@@ -311,11 +407,11 @@ def test_documents_are_built_once_per_scheme_generation() -> None:
     scheme = Scheme()
     scheme.add_kind(group="", kind="Pod", plural="pods", internal=core_types.Pod, versions={"v1": PodSchema}, storage_version="v1")
 
-    class NoSubresources:
-        def subresources(self, group: str, plural: str) -> list[str]:
-            return []
+    class OnlyResources:
+        def endpoints(self, group: str, plural: str) -> dict[str, Endpoint]:
+            return {"": RESOURCE}
 
-    openapi = OpenAPI(scheme, NoSubresources())  # type: ignore[arg-type]
+    openapi = OpenAPI(scheme, OnlyResources())  # type: ignore[arg-type]
     index, documents = openapi.current()
     assert openapi.current()[0] is index and openapi.current()[1] is documents
     scheme.add_kind(group="widgets.test.kplane.io", kind="Widget", plural="widgets", internal=Widget,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core.meta.protobuf import OBJECT_META
+from core.registry import scale
 from core.runtime.protobuf import MEDIA_TYPE, Field, Message, ProtobufError, decode_envelope, decode_message
 from core.runtime.schema import Shape, shape_of
 from plugins.apiregistration.v1.protobuf import API_SERVICE
@@ -21,7 +22,7 @@ from plugins.apps.v1.schemas import DeploymentSchema, ReplicaSetSchema
 from plugins.coordination.v1.protobuf import LEASE
 from plugins.coordination.v1.schemas import LeaseSchema
 from plugins.core.v1 import schemas as core_schemas
-from plugins.core.v1.protobuf import CONTAINER, MESSAGES, POD_SECURITY_CONTEXT, POD_SPEC
+from plugins.core.v1.protobuf import BINDING, CONTAINER, MESSAGES, POD_SECURITY_CONTEXT, POD_SPEC
 from plugins.core.v1.services import ServiceSchema
 from tests.builders import UNSCHEDULED
 
@@ -268,6 +269,8 @@ def _check_names(message: Message, shape: Shape, path: str) -> list[str]:
         (REPLICA_SET, ReplicaSetSchema),
         (LEASE, LeaseSchema),
         (API_SERVICE, APIServiceSchema),
+        (BINDING, core_schemas.BindingSchema),
+        (scale.PROTOBUF, scale.ScaleSchema),
     ],
     ids=lambda value: getattr(value, "name", ""),
 )
@@ -430,3 +433,103 @@ async def test_an_api_service(api) -> None:
         "service": {"namespace": "default", "name": "pb-api", "port": 8443}, "group": "pb.example.com",
         "version": "v1alpha1", "insecureSkipTLSVerify": True, "groupPriorityMinimum": 1000, "versionPriority": 15,
     }
+
+
+# -- the request kinds that are not objects of the scheme: DeleteOptions, Binding, Scale ------------------
+def delete_options(*fields: bytes, api_version: str = "v1") -> bytes:
+    """DeleteOptions as client-go's typed clients send it (in the client's group/version)."""
+    return envelope(api_version, "DeleteOptions", msg(*fields))
+
+
+async def _names(api, path: str) -> list[str]:
+    return [item["metadata"]["name"] for item in (await api.get(path)).body["items"]]
+
+
+async def test_delete_options_as_protobuf(api) -> None:
+    """Every DeleteOptions field read from a protobuf body, for DELETE and deletecollection; a body
+    that cannot be read is a 400 (415 for another kind) and deletes nothing."""
+    for name in ("a", "b", "c"):
+        made = await api.post(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"set": "x"}}})
+        assert made.status == 201
+    uid = (await api.get(f"{CONFIGMAPS}/a")).body["metadata"]["uid"]
+
+    async def delete(path: str, body: bytes, **kw: Any) -> Any:
+        return await api.request("DELETE", path, raw=body, content_type=MEDIA_TYPE, **kw)
+
+    dry = await delete(f"{CONFIGMAPS}/a", delete_options(f(5, "All")))
+    assert dry.status == 200 and dry.body["status"] == "Success", dry
+    wrong_uid = await delete(f"{CONFIGMAPS}/a", delete_options(f(2, msg(f(1, "not-the-uid")))))
+    _assert_status(wrong_uid, 409, "Conflict", "not-the-uid")
+    wrong_rv = await delete(f"{CONFIGMAPS}/a", delete_options(f(2, msg(f(2, "1")))))
+    _assert_status(wrong_rv, 409, "Conflict")
+    both = await delete(f"{CONFIGMAPS}/a", delete_options(f(3, False), f(4, "Orphan")))  # orphanDependents=false is set
+    _assert_status(both, 422, "Invalid", "DeleteOptions.meta.k8s.io", "orphanDependents and deletionPropagation cannot be both set")
+    bad_policy = await delete(f"{CONFIGMAPS}/a", delete_options(f(4, "Sideways")))
+    _assert_status(bad_policy, 422, "Invalid", "Sideways")
+    dry_all = await delete(CONFIGMAPS, delete_options(f(5, "All")), params={"labelSelector": "set=x"})
+    assert dry_all.status == 200 and len(dry_all.body["items"]) == 3
+    malformed = [
+        (delete_options(f(1, 0))[:-1], 400, "BadRequest"),  # truncated
+        (b"k8s\x00\x0a", 400, "BadRequest"),  # truncated envelope
+        (delete_options(f(9, 1)), 400, "BadRequest"),  # no field 9 in DeleteOptions
+        (delete_options(f(2, b"\xff")), 400, "BadRequest"),  # preconditions that are not a message
+        (delete_options(f(1, "x")), 400, "BadRequest"),  # gracePeriodSeconds as a string
+        (envelope("v1", "ConfigMap", msg(f(1, meta("a")))), 415, "UnsupportedMediaType"),
+        (delete_options(f(5, "All"), api_version="apps/v1"), 415, "UnsupportedMediaType"),  # not this group's
+    ]
+    for body, code, reason in malformed:
+        _assert_status(await delete(f"{CONFIGMAPS}/a", body), code, reason)
+        _assert_status(await delete(CONFIGMAPS, body), code, reason)
+    assert await _names(api, CONFIGMAPS) == ["a", "b", "c"]
+
+    deleted = await delete(f"{CONFIGMAPS}/a", delete_options(f(1, 0), f(2, msg(f(1, uid))), f(4, "Background"), api_version="meta.k8s.io/v1"))
+    assert deleted.status == 200 and deleted.body["details"]["uid"] == uid, deleted
+    rest = await delete(CONFIGMAPS, delete_options(f(1, 0), f(4, "Background")), params={"labelSelector": "set=x"})
+    assert rest.status == 200 and sorted(i["metadata"]["name"] for i in rest.body["items"]) == ["b", "c"]
+    assert await _names(api, CONFIGMAPS) == []
+
+
+async def test_a_pod_with_a_grace_period_from_protobuf_delete_options(api) -> None:
+    """gracePeriodSeconds is an int64 pointer: a bound pod keeps the grace it was given."""
+    pods = "/api/v1/namespaces/default/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "slow"},
+           "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "main", "image": "nginx:1.25"}]}}
+    assert (await api.post(pods, pod)).status == 201
+    binding = envelope("v1", "Binding", msg(f(1, meta("slow")), f(2, msg(f(1, "Node"), f(3, "node-a")))))
+    bound = await api.post(f"{pods}/slow/binding", raw=binding, content_type=MEDIA_TYPE)
+    assert bound.status == 201, bound
+    assert (await api.get(f"{pods}/slow")).body["spec"]["nodeName"] == "node-a"
+    reply = await api.request("DELETE", f"{pods}/slow", raw=delete_options(f(1, 7)), content_type=MEDIA_TYPE)
+    assert reply.status == 200 and reply.body["metadata"]["deletionGracePeriodSeconds"] == 7, reply
+
+
+async def test_binding_and_scale_as_protobuf(api) -> None:
+    pods = "/api/v1/namespaces/default/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"schedulerName": UNSCHEDULED, "containers": [{"name": "main", "image": "nginx:1.25"}]}}
+    assert (await api.post(pods, pod)).status == 201
+    not_a_binding = envelope("v1", "Pod", msg(f(1, meta("p"))))
+    _assert_status(await api.post(f"{pods}/p/binding", raw=not_a_binding, content_type=MEDIA_TYPE), 415, "UnsupportedMediaType", "v1 Binding")
+    unknown = envelope("v1", "Binding", msg(f(1, meta("p")), f(2, msg(f(42, "x")))))
+    _assert_status(await api.post(f"{pods}/p/binding", raw=unknown, content_type=MEDIA_TYPE), 400, "BadRequest",
+                   "unknown field 42 in message ObjectReference")
+    assert "nodeName" not in (await api.get(f"{pods}/p")).body["spec"]
+    binding = envelope("v1", "Binding", msg(f(1, meta("p")), f(2, msg(f(1, "Node"), f(3, "node-b")))))
+    assert (await api.post(f"{pods}/p/binding", raw=binding, content_type=MEDIA_TYPE)).status == 201
+    assert (await api.get(f"{pods}/p")).body["spec"]["nodeName"] == "node-b"
+
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    made = await created(api, deployments, "apps/v1", "Deployment", msg(
+        f(1, meta("web")), f(2, msg(f(1, 3), f(2, msg(f(1, entry("app", "web")))),
+                                 f(3, msg(f(1, meta("", f(11, entry("app", "web")))), f(2, msg(f(2, msg(f(1, "c"), f(2, "nginx")))))))))))
+    assert made["spec"]["replicas"] == 3
+    to_zero = envelope("autoscaling/v1", "Scale", msg(f(1, meta("web")), f(2, msg(f(1, 0))), f(3, msg(f(1, 0)))))
+    scaled = await api.put(f"{deployments}/web/scale", raw=to_zero, content_type=MEDIA_TYPE)
+    assert scaled.status == 200 and scaled.body["spec"]["replicas"] == 0, scaled
+    assert (await api.get(f"{deployments}/web")).body["spec"]["replicas"] == 0
+    bad = envelope("autoscaling/v1", "Scale", msg(f(2, msg(f(1, "many")))))
+    _assert_status(await api.put(f"{deployments}/web/scale", raw=bad, content_type=MEDIA_TYPE), 400, "BadRequest", "Scale")
+    wrong = envelope("apps/v1", "Deployment", msg(f(1, meta("web"))))
+    _assert_status(await api.put(f"{deployments}/web/scale", raw=wrong, content_type=MEDIA_TYPE), 415, "UnsupportedMediaType",
+                   "autoscaling/v1 Scale")
+    assert (await api.get(f"{deployments}/web")).body["spec"]["replicas"] == 0

@@ -128,3 +128,23 @@ CONDITION = Message(
         6: Field("message", "string"),
     },
 )
+
+PRECONDITIONS = Message(
+    "Preconditions",
+    {1: Field("uid", "string", pointer=True), 2: Field("resourceVersion", "string", pointer=True)},
+)
+
+# The body of a DELETE or deletecollection from a client configured for protobuf (client-go's
+# typed clients of built-in kinds). Every field is a Go pointer: gracePeriodSeconds 0 and
+# orphanDependents false mean something.
+DELETE_OPTIONS = Message(
+    "DeleteOptions",
+    {
+        1: Field("gracePeriodSeconds", "int64", pointer=True),
+        2: Field("preconditions", PRECONDITIONS),
+        3: Field("orphanDependents", "bool", pointer=True),
+        4: Field("propagationPolicy", "string", pointer=True),
+        5: Field("dryRun", "string", repeated=True),
+        6: Field("ignoreStoreReadErrorWithClusterBreakingPotential", "bool", pointer=True),
+    },
+)

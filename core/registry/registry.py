@@ -10,6 +10,7 @@ from core.registry.scale import ScaleAdapter
 from core.registry.store import Store
 from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, PostSubresource, Strategy, verbs_of
 from core.runtime.gvk import GroupVersionKind
+from core.runtime.schema import Schema
 from core.runtime.scheme import Scheme
 from core.storage.interface import Storage
 
@@ -20,14 +21,17 @@ _SUBRESOURCE_REACHABLE = frozenset({"create", "get", "patch", "update"})
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """What one resource or subresource supports, read by both the router (which answers other
-    verbs with 405) and discovery (which lists these)."""
+    """What one resource or subresource supports, read by the router (which answers other verbs
+    with 405), discovery and OpenAPI (which list these), from the strategy's declarations."""
 
     verbs: tuple[str, ...]  # sorted, as kube-apiserver lists them
     kind: GroupVersionKind | None = None  # None: the parent's kind, in the version asked for
+    schema: type[Schema] | None = None  # the schema of ``kind`` when it is not the parent's
+    returns_deleted: bool = False  # a finished DELETE answers with the object, not a Status
 
 
-SCALE_ENDPOINT = Endpoint(tuple(sorted(SUBRESOURCE_VERBS)), GroupVersionKind(scale.GROUP, scale.VERSION, scale.KIND))
+SCALE_ENDPOINT = Endpoint(tuple(sorted(SUBRESOURCE_VERBS)), GroupVersionKind(scale.GROUP, scale.VERSION, scale.KIND),
+                          scale.ScaleSchema)
 
 
 class Registry:
@@ -80,7 +84,17 @@ class Registry:
         strategy = self.strategy(group, plural, subresource)
         if strategy is None:
             return None
-        return Endpoint(tuple(sorted(verbs_of(strategy, subresource))), strategy.response_kind)
+        return Endpoint(tuple(sorted(verbs_of(strategy, subresource))), strategy.response_kind, strategy.response_schema,
+                        strategy.return_deleted_object)
+
+    def endpoints(self, group: str, plural: str) -> dict[str, Endpoint]:
+        """The resource's own endpoint (key "") and each of its subresources', as served."""
+        found = {}
+        for sub in ["", *self.subresources(group, plural)]:
+            endpoint = self.endpoint(group, plural, sub)
+            if endpoint is not None:
+                found[sub] = endpoint
+        return found
 
     def strategy(self, group: str, plural: str, subresource: str = "") -> Strategy | None:
         found = self._strategies.get((group, plural, subresource))

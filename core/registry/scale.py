@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.meta import errors
+from core.meta.protobuf import OBJECT_META
 from core.meta.schemas import ObjectMetaSchema
 from core.meta.selectors import format_label_selector
 from core.registry.printing import dig
 from core.runtime import fields
+from core.runtime.protobuf import Field, Message
 from core.runtime.schema import Schema, load, shape_of
 
 GROUP, VERSION, KIND = "autoscaling", "v1", "Scale"
@@ -41,6 +43,18 @@ class ScaleSchema(Schema):
 
 
 SCALE_SHAPE = shape_of(ScaleSchema)
+
+# autoscaling/v1 generated.proto: a PUT of /scale from a protobuf client (client-go's scale
+# client). The replica counts are plain int32 fields, which Go's protobuf always writes: 0 is
+# kept as a value (a scale to zero), not dropped as unset.
+PROTOBUF = Message(
+    "Scale",
+    {
+        1: Field("metadata", OBJECT_META),
+        2: Field("spec", Message("ScaleSpec", {1: Field("replicas", "int32", pointer=True)})),
+        3: Field("status", Message("ScaleStatus", {1: Field("replicas", "int32", pointer=True), 2: Field("selector", "string")})),
+    },
+)
 
 
 @dataclass(frozen=True, slots=True)

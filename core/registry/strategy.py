@@ -19,6 +19,7 @@ from core.meta.errors import FieldError
 from core.meta.validation import is_dns1123_subdomain
 from core.registry.printing import DEFAULT_COLUMNS, Column
 from core.runtime.gvk import GroupVersionKind
+from core.runtime.protobuf import Message
 
 #: What a resource supports unless its strategy says otherwise (kube-apiserver's generic Store).
 RESOURCE_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
@@ -72,6 +73,11 @@ class Strategy:
     #: The kind a subresource takes or answers when it is not its parent's (``pods/binding``
     #: takes a core/v1 Binding); discovery's ``kind`` / ``responseKind``.
     response_kind: GroupVersionKind | None = None
+    #: The schema of ``response_kind``, for OpenAPI's request and response bodies.
+    response_schema: type | None = None
+    #: The protobuf table of ``response_kind`` (see :mod:`core.runtime.protobuf`), so bodies of
+    #: that kind are accepted as ``application/vnd.kubernetes.protobuf`` too.
+    response_protobuf: Message | None = None
 
     def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
         """Normalise a new object before validation (e.g. clear status, set generation 1)."""

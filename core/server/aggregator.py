@@ -71,6 +71,7 @@ import base64
 import contextlib
 import logging
 import os
+import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -627,14 +628,83 @@ def _host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+# OpenSSL's verification results, as Go's crypto/x509 words them.
+_X509_UNKNOWN_AUTHORITY = "x509: certificate signed by unknown authority"
+_X509_TEXT = {
+    9: "x509: certificate has expired or is not yet valid",
+    10: "x509: certificate has expired or is not yet valid",
+    18: _X509_UNKNOWN_AUTHORITY,
+    19: _X509_UNKNOWN_AUTHORITY,
+    20: _X509_UNKNOWN_AUTHORITY,
+    21: _X509_UNKNOWN_AUTHORITY,
+}
+_X509_HOSTNAME_MISMATCH = 62
+
+
 def describe_error(err: BaseException) -> str:
-    if isinstance(err, aiohttp.ClientConnectorError):  # worded as Go's net package words it
-        code = err.os_error.errno
-        why = f"connect: {os.strerror(code).lower()}" if code else str(err.os_error)
-        return f"dial tcp {err.host}:{err.port}: {why}"
+    """Why a backend could not be asked, in plain words fit for a Status message or a condition,
+    worded after Go's net, crypto/tls and net/http errors.
+
+    Python's own text (``[SSL: ...] ... (_ssl.c:1000)``, ``Cannot connect to host ... [Errno 111]``,
+    an exception's args as a tuple) is never returned: the full detail goes to the log."""
+    text = _plain_error(err)
+    log.info("aggregator: backend request failed (%s): %r", text, err)
+    return text
+
+
+def _plain_error(err: BaseException) -> str:
+    tls = _tls_error(err)
+    if tls is not None:
+        return _describe_tls(tls, err)
     if isinstance(err, TimeoutError):
-        return f"{err} (timed out)" if str(err) else "timed out"
-    return str(err) or type(err).__name__
+        return "i/o timeout"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        where = f"{err.host}:{err.port}"
+        if isinstance(err.os_error, socket.gaierror):
+            return f"dial tcp: lookup {err.host}: no such host"
+        code = err.os_error.errno
+        return f"dial tcp {where}: connect: {_strerror(code)}" if code else f"dial tcp {where}: connect failed"
+    if isinstance(err, aiohttp.ServerDisconnectedError):
+        return "EOF: the backend closed the connection without an answer"
+    if isinstance(err, aiohttp.ClientPayloadError):
+        return "unexpected EOF: the backend's answer was cut short"
+    if isinstance(err, aiohttp.ClientResponseError):  # aiohttp's HTTP parser refused the answer
+        return "net/http: malformed HTTP response from the backend"
+    if isinstance(err, aiohttp.InvalidURL):
+        return "invalid backend URL"
+    if isinstance(err, OSError) and err.errno:  # ClientOSError: a read or write on the connection
+        return f"read: {_strerror(err.errno)}"
+    return "the request to the backend failed"
+
+
+def _tls_error(err: BaseException) -> ssl.SSLError | None:
+    """The TLS failure behind ``err``, if that is what it is (aiohttp wraps it)."""
+    # the innermost first: aiohttp's wrappers are SSLErrors themselves, without OpenSSL's details
+    for candidate in (getattr(err, "certificate_error", None), getattr(err, "os_error", None), err.__cause__, err):
+        if isinstance(candidate, ssl.SSLError):
+            return candidate
+    return None
+
+
+def _describe_tls(tls: ssl.SSLError, err: BaseException) -> str:
+    if isinstance(tls, ssl.SSLCertVerificationError):
+        if tls.verify_code == _X509_HOSTNAME_MISMATCH:
+            host = getattr(err, "host", "")
+            why = f"x509: certificate is not valid for {host}" if host else "x509: certificate is not valid for this host"
+        else:
+            why = _X509_TEXT.get(tls.verify_code, "x509: certificate verification failed")
+        return f"tls: failed to verify certificate: {why}"
+    reason = tls.reason if isinstance(tls.reason, str) else ""
+    if reason == "WRONG_VERSION_NUMBER":  # a plain-HTTP server on an https URL
+        return "tls: first record does not look like a TLS handshake"
+    if reason and reason.replace("_", "").isalnum():  # OpenSSL's reason codes: SSLV3_ALERT_HANDSHAKE_FAILURE
+        return f"tls: handshake failed: {reason.lower().replace('_', ' ')}"
+    return "tls: handshake failed"
+
+
+def _strerror(code: int) -> str:
+    """``connection refused``: the C library's text, lowercased as Go's syscall errors are."""
+    return os.strerror(code).lower()
 
 
 async def _close_when_gone(request: web.Request, upstream: aiohttp.ClientResponse, every: float = 0.25) -> None:

@@ -153,12 +153,7 @@ class Discovery:
 
     def _endpoints(self, rt: ResourceType) -> list[tuple[str, Endpoint]]:
         """The resource's own endpoint ("") and its subresources', as the registry declares them."""
-        found = []
-        for sub in ["", *self.registry.subresources(rt.group, rt.plural)]:
-            endpoint = self.registry.endpoint(rt.group, rt.plural, sub)
-            if endpoint is not None:
-                found.append((sub, endpoint))
-        return found
+        return list(self.registry.endpoints(rt.group, rt.plural).items())
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         """``APIResourceList``: a resource's entry carries its storage version's hash, a

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from core.meta import errors
+from core.meta.protobuf import DELETE_OPTIONS
 from core.registry import scale
 from core.registry.registry import Registry
 from core.registry.store import Store, WatchEvent
@@ -26,7 +27,8 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, negotiation, ownership, params, patch, strategic, tables
+from core.server import fieldmanager, negotiation, params, patch, strategic, tables
+from core.server.decoding import Decoded
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
@@ -93,14 +95,14 @@ class ResourceEndpoints:
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         printer = self._printer(request, info, rt)
-        stored = await store.get(_context(request, info), info.name)
+        stored = await store.get(_context(info), info.name)
         if printer is not None:
             return tables.table_response(200, printer.table([stored]))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         printer = self._printer(request, info, rt)
-        page = await store.list(_context(request, info), params.list_options(request.query))
+        page = await store.list(_context(info), params.list_options(request.query))
         if printer is not None:
             return tables.table_response(200, printer.table(page.items, page.resource_version, page.continue_))
         return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
@@ -116,7 +118,7 @@ class ResourceEndpoints:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
         printer = self._printer(request, info, rt)
-        events = await store.watch(_context(request, info), opts)
+        events = await store.watch(_context(info), opts)
         content_type = tables.TABLE if printer is not None else negotiation.JSON
         response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
@@ -161,23 +163,24 @@ class ResourceEndpoints:
 
     # -- writes -----------------------------------------------------------------------------
     async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        ctx = _context(request, info)
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
-        obj, warnings = tracker.decode(rt, None, body, params.field_validation(request.query), duplicates)
+        obj, warnings = tracker.decode(rt, None, body, opts.field_validation, duplicates)
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+        opts = params.write_options(request.query, params.UPDATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        validation = params.field_validation(request.query)
-        ctx = _context(request, info)
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
             previous = rt.encode(old, info.version) if old is not None else None
-            obj, found = tracker.decode(rt, previous, body, validation, duplicates)
+            obj, found = tracker.decode(rt, previous, body, opts.field_validation, duplicates)
             warnings[:] = found
             return obj
 
@@ -187,10 +190,9 @@ class ResourceEndpoints:
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         content_type, decoded = await _read_patch(request)
         document = decoded.value
-        validation = params.field_validation(request.query)
-        ctx = _context(request, info)
-        force = params.flag(request.query, "force")
-        ownership.check_patch_options(ctx, apply=content_type == APPLY_PATCH, force=force)
+        opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
+        validation, force = opts.field_validation, opts.force
+        ctx = _context(info, opts)
         tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
         warnings: list[str] = []
         if content_type == APPLY_PATCH:
@@ -216,10 +218,13 @@ class ResourceEndpoints:
     async def post_subresource(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         """POST to a named subresource: its strategy applies the body to the stored parent (in the
         Store's guarded update); kube-apiserver answers such a create with a Success Status."""
-        body = (await negotiation.read_decoded(request)).value
-        ctx = _context(request, info)
+        opts = params.write_options(request.query, params.CREATE_OPTIONS)
         strategy = store.strategy
         assert isinstance(strategy, PostSubresource)
+        kind = strategy.response_kind
+        api_versions = (GroupVersion(kind.group, kind.version).api_version,) if kind else ()
+        body = (await _read_body(request, strategy.response_protobuf, kind.kind if kind else rt.kind, api_versions)).value
+        ctx = _context(info, opts)
 
         async def updater(old: Any) -> Any:
             return strategy.apply_post(ctx, body, old)
@@ -234,21 +239,23 @@ class ResourceEndpoints:
         store = self.registry.store(info.group, info.resource)
         if adapter is None or store is None:
             raise _not_found()
-        ctx = _context(request, info)
-        storage = rt.storage_version
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
         if verb == "get":
-            return negotiation.respond(request, 200, adapter.scale_of((await store.get(ctx, info.name)).obj))
+            return negotiation.respond(request, 200, adapter.scale_of((await store.get(_context(info), info.name)).obj))
         if verb == "update":
-            body = (await negotiation.read_decoded(request)).value
+            opts = params.write_options(request.query, params.UPDATE_OPTIONS)
+            body = (await _read_body(request, scale.PROTOBUF, scale.KIND, (scale.API_VERSION,))).value
 
             def wanted(current: dict[str, Any]) -> Any:
                 return body
         else:
             content_type, decoded = await _read_patch(request)
+            opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
 
             def wanted(current: dict[str, Any]) -> Any:
                 return _apply_patch(content_type, adapter.scale_of(current), decoded.value, scale.SCALE_SHAPE)
+        ctx = _context(info, opts)
+        storage = rt.storage_version
+        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
 
         async def updater(old: Any) -> Any:
             current = rt.encode(old, storage)
@@ -263,8 +270,8 @@ class ResourceEndpoints:
         return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
-        stored, gone = await store.delete(_context(request, info, dry_run=bool(opts.dry_run)), info.name, opts)
+        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
+        stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
             code = 202 if opts.orphan_dependents is False else 200
@@ -275,15 +282,15 @@ class ResourceEndpoints:
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
         list_opts = params.list_options(request.query)
-        opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
-        ctx = _context(request, info, dry_run=bool(opts.dry_run))
+        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
+        ctx = _context(info, dry_run=bool(opts.dry_run))
         deleted = await store.delete_collection(ctx, list_opts, opts)
         return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
 
 
-def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
-    """The request's context; ``dry_run`` when the caller parsed it already (deletes take it from
-    DeleteOptions, body or query), else from ``?dryRun``."""
+def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:
+    """The request's context: a write's from its validated ``opts``; a delete gives ``dry_run``
+    from its DeleteOptions (body or query); reads are never dry runs."""
     return RequestContext(
         group=info.group,
         version=info.version,
@@ -291,8 +298,8 @@ def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = 
         subresource=info.subresource,
         namespace=info.namespace,
         name=info.name,
-        dry_run=params.dry_run(request.query) if dry_run is None else dry_run,
-        field_manager=request.query.get("fieldManager", ""),
+        dry_run=opts.dry_run if opts is not None else dry_run,
+        field_manager=opts.field_manager if opts is not None else "",
     )
 
 
@@ -332,38 +339,44 @@ def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:
 
 async def _decode_object(request: web.Request, rt: ResourceType, version: str) -> tuple[dict[str, Any], list[str]]:
     """The body as a wire JSON dict, with its duplicate keys as strict-decoding errors; protobuf
-    bodies (kubectl's generators) become one too, for the kinds that registered a table, so they
-    share JSON's validation."""
+    bodies become one too, for the kinds that registered a table, so they share JSON's validation."""
+    expected = GroupVersion(rt.group, version).api_version
+    decoded = await _read_body(request, rt.versions[version].protobuf, rt.kind, (expected,))
+    _check_type_meta(decoded.value, rt, version)
+    return decoded.value, decoded.duplicates
+
+
+async def _read_body(request: web.Request, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> Decoded:
+    """A request body of ``kind`` in JSON, YAML or, when ``table`` is given, Kubernetes protobuf
+    (``k8s\\0`` + runtime.Unknown naming one of ``api_versions``), decoded into the JSON value it
+    stands for: every format then takes the same validation."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
-    duplicates: list[str] = []
     if content_type != protobuf.MEDIA_TYPE:
-        decoded = await negotiation.read_decoded(request, content_type)
-        body, duplicates = decoded.value, decoded.duplicates
-    else:
-        raw = await negotiation.read_body(request)
-        table = rt.versions[version].protobuf
-        expected = GroupVersion(rt.group, version).api_version
-        if table is None:
+        return await negotiation.read_decoded(request, content_type)
+    return Decoded(_from_protobuf(await negotiation.read_body(request), table, kind, api_versions))
+
+
+def _from_protobuf(raw: bytes, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> dict[str, Any]:
+    expected = " or ".join(api_versions)
+    if table is None:
+        raise errors.APIError(
+            415,
+            errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
+            "the body of the request was in an unknown format - accepted media types include: "
+            f"{negotiation.JSON}, {negotiation.YAML} ({protobuf.MEDIA_TYPE} is accepted only for "
+            f"some kinds, not for {expected} {kind})",
+        )
+    try:
+        api_version, found, data = protobuf.decode_envelope(raw)
+        if found != kind or api_version not in api_versions:
             raise errors.APIError(
                 415,
                 errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
-                "the body of the request was in an unknown format - accepted media types include: "
-                f"{negotiation.JSON}, {negotiation.YAML} ({protobuf.MEDIA_TYPE} is accepted only for "
-                f"some kinds, not for {expected} {rt.kind})",
+                f"the protobuf body holds a {api_version} {found}, but only {expected} {kind} is accepted here as {protobuf.MEDIA_TYPE}",
             )
-        try:
-            api_version, kind, data = protobuf.decode_envelope(raw)
-            if (api_version, kind) != (expected, rt.kind):
-                raise errors.APIError(
-                    415,
-                    errors.StatusReason.UNSUPPORTED_MEDIA_TYPE,
-                    f"the protobuf body holds a {api_version} {kind}, but only {expected} {rt.kind} is accepted here as {protobuf.MEDIA_TYPE}",
-                )
-            body = {"apiVersion": api_version, "kind": kind, **protobuf.decode_message(data, table)}
-        except protobuf.ProtobufError as err:
-            raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {rt.kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
-    _check_type_meta(body, rt, version)
-    return body, duplicates
+        return {"apiVersion": api_version, "kind": kind, **protobuf.decode_message(data, table)}
+    except protobuf.ProtobufError as err:
+        raise errors.bad_request(f"the {protobuf.MEDIA_TYPE} body of the {kind} cannot be decoded: {err}; send it as JSON or YAML instead") from None
 
 
 def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
@@ -416,11 +429,16 @@ def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str,
     return {**config, "metadata": meta}
 
 
-async def _optional_body(request: web.Request) -> Any:
+async def _delete_options_body(request: web.Request, rt: ResourceType) -> Any:
+    """The DeleteOptions body of a DELETE or deletecollection, as its JSON value; None when there
+    is none. Protobuf clients (client-go's typed clients) send it as protobuf."""
     raw = await negotiation.read_body(request)
     if not raw.strip():
         return None
-    return (await negotiation.decode_off_loop(raw, negotiation.media_type(request.headers.get("Content-Type")))).value
+    content_type = negotiation.media_type(request.headers.get("Content-Type"))
+    if content_type == protobuf.MEDIA_TYPE:
+        return _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", [*params.DELETE_OPTIONS_VERSIONS, *_api_versions(rt)])
+    return (await negotiation.decode_off_loop(raw, content_type)).value
 
 
 async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[list[WatchEvent] | None]:

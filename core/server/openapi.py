@@ -10,6 +10,11 @@ the document of the group-version it works on. It needs three things from it:
   apply computes one from ``components.schemas`` (merge keys, patch strategies);
 * ``components.schemas`` for ``kubectl explain``, rooted at the kind's ``x-kubernetes-group-version-kind``.
 
+Each path's operations are the verbs its resource or subresource serves, as the registry's
+:class:`~core.registry.registry.Endpoint` declares them for the router and discovery too (``pods/binding``
+is a POST of a core/v1 Binding, ``namespaces/finalize`` a PUT, ``scale`` an autoscaling/v1 Scale);
+a DELETE answers with the object for kinds whose storage returns it, with a Status otherwise.
+
 Documents are built from the scheme's Shapes, cached until ``scheme.generation`` changes and
 served as kube-apiserver serves them: a URL with the current ``?hash=`` is immutable, so kubectl's
 HTTP cache keeps it and later runs fetch only the index; a stale hash is redirected.
@@ -54,8 +59,7 @@ from aiohttp import web
 from marshmallow import fields as mfields
 
 from core.meta import errors
-from core.registry import scale
-from core.registry.registry import Registry
+from core.registry.registry import Endpoint, Registry
 from core.runtime import fields
 from core.runtime.gvk import GroupVersion, GroupVersionKind
 from core.runtime.scheme import ResourceType, Scheme
@@ -73,7 +77,8 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 WATCH_STREAM = "application/json;stream=watch"
 ONE_YEAR = 365 * 24 * 3600
-Subresources = Callable[[str, str], list[str]]
+# A resource's served endpoints by subresource ("": the resource itself): Registry.endpoints.
+Endpoints = Callable[[str, str], dict[str, Endpoint]]
 
 _API_VERSION_TEXT = (
     "The version of the schema this object is written in: group/version, or only the version for the core "
@@ -198,12 +203,6 @@ def patch_types(rt: ResourceType) -> list[str]:
     return [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
 
 
-# Subresources served as a kind of their own; any other subresource serves its parent's kind.
-SUBRESOURCE_KINDS: dict[str, tuple[GroupVersionKind, type[Schema]]] = {
-    "scale": (GroupVersionKind(scale.GROUP, scale.VERSION, scale.KIND), scale.ScaleSchema),
-}
-
-
 # -- names --------------------------------------------------------------------------------------------
 def group_prefix(group: str) -> str:
     """``io.k8s.api.apps``, ``io.k8s.api.core``, ``io.k8s.api.rbac``; ``io.kplane.test.widgets``."""
@@ -223,7 +222,7 @@ def _base_name(class_name: str, version: str) -> str:
 class _Names:
     """Component names for one group-version's document (the rule is in the module docstring)."""
 
-    def __init__(self, scheme: Scheme, gv: GroupVersion) -> None:
+    def __init__(self, scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> None:
         self.gv = gv
         self._kinds: dict[tuple[type, GroupVersion], str] = {}
         homes: dict[str, list[GroupVersion]] = {}
@@ -233,7 +232,15 @@ class _Names:
             for version in versions
             for rt in scheme.resources_in(group, version)
         ]
-        for cls, gvk in [*declared, *((schema, gvk) for gvk, schema in SUBRESOURCE_KINDS.values())]:
+        served = [  # subresources serving a kind of their own, such as autoscaling/v1 Scale
+            (e.schema, e.kind)
+            for group, versions in scheme.groups().items()
+            for version in versions
+            for rt in scheme.resources_in(group, version)
+            for e in endpoints(rt.group, rt.plural).values()
+            if e.schema is not None and e.kind is not None
+        ]
+        for cls, gvk in [*declared, *served]:
             here = GroupVersion(gvk.group, gvk.version)
             self._kinds.setdefault((cls, here), gvk.kind)
             if here not in homes.setdefault(cls.__module__, []):
@@ -277,44 +284,59 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
 
 
 _STRING, _INTEGER, _BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+# What the server does with each query parameter (see core.server.params); sendInitialEvents and
+# pretty are not served, so not listed.
 _QUERY = {
     p["name"]: p
     for p in (
         _param("allowWatchBookmarks", "query", _BOOLEAN,
-               "Ask a watch for BOOKMARK events, which carry only the latest resourceVersion, while nothing changes."),
+               "Ask a watch for BOOKMARK events, which carry only the latest resourceVersion, while nothing changes. "
+               "Ignored without watch."),
         _param("continue", "query", _STRING,
                "The metadata.continue token of the previous page, to read the next page of the same list."),
         _param("dryRun", "query", _STRING,
-               "All: run every stage of the request, admission and validation included, without persisting anything."),
-        _param("fieldManager", "query", _STRING, "Name of the actor making the change, recorded in metadata.managedFields."),
+               "All: run every stage of the request, admission and validation included, without persisting anything. "
+               "Any other value fails the request with 422."),
+        _param("fieldManager", "query", _STRING,
+               "Name of the actor making the change, recorded in metadata.managedFields: at most 128 bytes, printable "
+               "characters only. Required for apply patches; others default to a name from the User-Agent."),
         _param("fieldSelector", "query", _STRING,
                "Only objects whose fields match, e.g. metadata.name=web or status.phase=Running."),
         _param("fieldValidation", "query", _STRING,
-               "What to do with fields the schema does not know: Strict fails the request, Warn "
-               "accepts it with a warning per field, Ignore drops them silently. Strict unless given."),
+               "What to do with unknown or duplicate fields in the body: Strict fails the request with 400 "
+               "BadRequest listing them all, Warn accepts it with a warning header per field (the last of "
+               "duplicates wins), Ignore drops them silently. Warn unless given; other values fail with 422."),
         _param("force", "query", _BOOLEAN,
-               "Apply patches only: take over fields another manager owns instead of failing with a conflict."),
-        _param("gracePeriodSeconds", "query", _INTEGER, "Seconds the object may take to terminate; 0 deletes it at once."),
+               "Apply patches only: take over fields another manager owns instead of failing with a conflict. "
+               "Must not be given, even as false, for other patch types."),
+        _param("gracePeriodSeconds", "query", _INTEGER,
+               "Seconds the object may take to terminate before it is removed; 0 deletes it at once. Unset: the "
+               "kind's default (Pods: their spec.terminationGracePeriodSeconds). Ignored when a body is sent."),
         _param("labelSelector", "query", _STRING, "Only objects whose labels match, e.g. app=web,tier!=db."),
         _param("limit", "query", _INTEGER,
                "At most this many items; when more remain, metadata.continue holds a token for the next page."),
+        _param("orphanDependents", "query", _BOOLEAN,
+               "Deprecated, use propagationPolicy: true is Orphan, false is Background. Not together with "
+               "propagationPolicy. Ignored when a body is sent."),
         _param("propagationPolicy", "query", _STRING,
                "What happens to dependents: Orphan leaves them, Background deletes them after the owner is gone, "
-               "Foreground before the owner goes."),
+               "Foreground before the owner goes. Ignored when a body is sent."),
         _param("resourceVersion", "query", _STRING,
                "For a list, the revision to read at (empty: the latest; 0: any). For a watch, the revision to "
                "start after."),
-        _param("resourceVersionMatch", "query", _STRING, "How resourceVersion applies to a list: Exact or NotOlderThan."),
-        _param("timeoutSeconds", "query", _INTEGER, "Seconds after which the server ends a watch."),
+        _param("resourceVersionMatch", "query", _STRING,
+               "How resourceVersion applies to a list: Exact (that revision) or NotOlderThan (that revision or a "
+               "later one). Needs resourceVersion."),
+        _param("timeoutSeconds", "query", _INTEGER, "For a watch: seconds after which the server ends it."),
         _param("watch", "query", _BOOLEAN, "Stream added, modified and deleted events instead of returning the list."),
     )
 }
 _LIST = ("allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion",
          "resourceVersionMatch", "timeoutSeconds", "watch")
 _WRITE = ("dryRun", "fieldManager", "fieldValidation")
-_DELETE = ("dryRun", "gracePeriodSeconds", "propagationPolicy")
+_DELETE = ("dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy")
 _DELETE_COLLECTION = ("continue", "dryRun", "fieldSelector", "gracePeriodSeconds", "labelSelector", "limit",
-                      "propagationPolicy", "resourceVersion", "resourceVersionMatch")
+                      "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch")
 
 
 def _query(names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -347,11 +369,11 @@ def _camel(text: str) -> str:
 class _Builder:
     """One group-version's document; components are added as references to them are made."""
 
-    def __init__(self, scheme: Scheme, gv: GroupVersion, subresources: Subresources) -> None:
+    def __init__(self, scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> None:
         self.scheme = scheme
         self.gv = gv
-        self.subresources = subresources
-        self.names = _Names(scheme, gv)
+        self.endpoints = endpoints
+        self.names = _Names(scheme, gv, endpoints)
         self.schemas: dict[str, dict[str, Any]] = {}
         group = gv.group.removesuffix(".k8s.io") if gv.group else "core"
         self.op_prefix = _camel(group) + _camel(gv.version)
@@ -451,16 +473,22 @@ class _Builder:
 
     # -- paths ----------------------------------------------------------------------------------
     def _paths(self, rt: ResourceType) -> dict[str, Any]:
-        """Collection, item and subresource paths; namespaced kinds also list across namespaces."""
+        """Collection, item and subresource paths, each with an operation per verb its endpoint
+        serves (the declarations discovery lists too); namespaced kinds also list across namespaces."""
         root = f"/apis/{self.gv.group}/{self.gv.version}" if self.gv.group else f"/api/{self.gv.version}"
         collection = f"{root}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{root}/{rt.plural}"
+        endpoints = self.endpoints(rt.group, rt.plural)
+        own = endpoints.get("")
+        if own is None:
+            return {}
         ops = _Operations(self, rt)
-        paths = {collection: ops.collection(), collection + "/{name}": ops.item()}
-        for sub in self.subresources(rt.group, rt.plural):
-            paths[f"{collection}/{{name}}/{sub}"] = ops.item(sub)
-        if rt.namespaced:
-            paths[f"{root}/{rt.plural}"] = ops.all_namespaces()
-        return paths
+        found = {collection: ops.collection(own), collection + "/{name}": ops.item("", own)}
+        for sub, endpoint in endpoints.items():
+            if sub:
+                found[f"{collection}/{{name}}/{sub}"] = ops.item(sub, endpoint)
+        if rt.namespaced and "list" in own.verbs:
+            found[f"{root}/{rt.plural}"] = ops.all_namespaces()
+        return {path: item for path, item in found.items() if set(item) - {"parameters"}}
 
 
 class _Operations:
@@ -498,37 +526,48 @@ class _Operations:
         content = _content(self.many, negotiation.JSON, negotiation.YAML, WATCH_STREAM)
         return self._op("list", "list", named, description, _LIST, {"200": {"description": "OK", "content": content}})
 
-    def collection(self) -> dict[str, Any]:
+    def collection(self, endpoint: Endpoint) -> dict[str, Any]:
         kind, scoped = self.rt.kind, self.scope + self.rt.kind
         path: dict[str, Any] = {"parameters": self.namespace} if self.rt.namespaced else {}
-        path["get"] = self._list(scoped, f"List or watch {kind} objects.")
-        path["post"] = self._op("post", "create", scoped, f"Create a {kind}.", _WRITE,
-                                _responses(("201", "Created", self.one)), {"required": True, "content": _content(self.one)})
-        path["delete"] = self._op("deletecollection", "delete", f"Collection{scoped}", f"Delete a collection of {kind} objects.",
-                                  _DELETE_COLLECTION, _responses(("200", "OK: the deleted objects", self.many)),
-                                  self.delete_options)
+        if "list" in endpoint.verbs:
+            path["get"] = self._list(scoped, f"List or watch {kind} objects.")
+        if "create" in endpoint.verbs:
+            path["post"] = self._op("post", "create", scoped, f"Create a {kind}.", _WRITE,
+                                    _responses(("201", "Created", self.one)), {"required": True, "content": _content(self.one)})
+        if "deletecollection" in endpoint.verbs:
+            path["delete"] = self._op("deletecollection", "delete", f"Collection{scoped}",
+                                      f"Delete a collection of {kind} objects.", _DELETE_COLLECTION,
+                                      _responses(("200", "OK: the deleted objects", self.many)), self.delete_options)
         return path
 
-    def item(self, sub: str = "") -> dict[str, Any]:
-        """An object's path, or one of its subresources (which may serve a kind of their own)."""
+    def item(self, sub: str, endpoint: Endpoint) -> dict[str, Any]:
+        """An object's path, or one of its subresources (which may take and serve a kind of its own)."""
         what = f"the {sub} of a {self.rt.kind}" if sub else f"a {self.rt.kind}"
         named = self.scope + self.rt.kind + _camel(sub)
         gvk, one = self.builder.kind_of(self.rt), self.one
-        if sub in SUBRESOURCE_KINDS:
-            gvk, schema = SUBRESOURCE_KINDS[sub]
-            one = self.builder.kind_ref(schema, gvk)
+        if endpoint.kind is not None:
+            gvk = endpoint.kind
+            one = self.builder.kind_ref(endpoint.schema, gvk) if endpoint.schema is not None else {"type": "object", **_ANYTHING}
         name = _param("name", "path", _STRING, f"Name of the {self.rt.kind}.", required=True)
         path: dict[str, Any] = {"parameters": [name, *(self.namespace if self.rt.namespaced else [])]}
-        path["get"] = self._op("get", "read", named, f"Read {what}.", (), _responses(("200", "OK", one)), gvk=gvk)
-        path["put"] = self._op("put", "replace", named, f"Replace {what}.", _WRITE,
-                               _responses(("200", "OK", one), ("201", "Created", one)),
-                               {"required": True, "content": _content(one)}, gvk)
-        path["patch"] = self._op("patch", "patch", named, f"Partially update {what}.", (*_WRITE, "force"),
-                                 _responses(("200", "OK", one)), self.patch, gvk)
-        if not sub:
+        verbs = endpoint.verbs
+        if "get" in verbs:
+            path["get"] = self._op("get", "read", named, f"Read {what}.", (), _responses(("200", "OK", one)), gvk=gvk)
+        if "create" in verbs and sub:  # a POST to a named subresource, such as pods/binding
+            path["post"] = self._op("post", "create", named, f"Create {what}.", _WRITE, _responses(("201", "Created", one)),
+                                    {"required": True, "content": _content(one)}, gvk)
+        if "update" in verbs:
+            path["put"] = self._op("put", "replace", named, f"Replace {what}.", _WRITE,
+                                   _responses(("200", "OK", one), ("201", "Created", one)),
+                                   {"required": True, "content": _content(one)}, gvk)
+        if "patch" in verbs:
+            path["patch"] = self._op("patch", "patch", named, f"Partially update {what}.", (*_WRITE, "force"),
+                                     _responses(("200", "OK", one), ("201", "Created", one)), self.patch, gvk)
+        if "delete" in verbs and not sub:
+            # as kube-apiserver documents it: the object for kinds whose DELETE returns it, else a Status
+            deleted = one if endpoint.returns_deleted else self.status
             path["delete"] = self._op("delete", "delete", named, f"Delete {what}.", _DELETE,
-                                      _responses(("200", "OK", self.status), ("202", "Accepted: finalizers hold it", one)),
-                                      self.delete_options)
+                                      _responses(("200", "OK", deleted), ("202", "Accepted", deleted)), self.delete_options)
         return path
 
     def all_namespaces(self) -> dict[str, Any]:
@@ -536,9 +575,9 @@ class _Operations:
         return {"get": self._list(f"{kind}ForAllNamespaces", f"List or watch {kind} objects in every namespace.")}
 
 
-def build_document(scheme: Scheme, gv: GroupVersion, subresources: Subresources) -> dict[str, Any]:
+def build_document(scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> dict[str, Any]:
     """The OpenAPI v3 document of one served group-version."""
-    return _Builder(scheme, gv, subresources).build()
+    return _Builder(scheme, gv, endpoints).build()
 
 
 def document_key(gv: GroupVersion) -> str:
@@ -583,7 +622,7 @@ class OpenAPI:
             for group, versions in self.scheme.groups().items():
                 for version in versions:
                     gv = GroupVersion(group, version)
-                    documents[document_key(gv)] = Served.of(build_document(self.scheme, gv, self.registry.subresources))
+                    documents[document_key(gv)] = Served.of(build_document(self.scheme, gv, self.registry.endpoints))
             urls = {key: {"serverRelativeURL": _hashed_url(key, doc.digest)} for key, doc in documents.items()}
             self._index, self._urls, self._documents = Served.of({"paths": urls}), urls, documents
             self._generation = self.scheme.generation

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from core.meta import clock, errors
+from core.meta import clock
 from core.registry.strategy import RequestContext, Strategy
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import ResourceType
@@ -64,13 +64,3 @@ class FieldTracker:
         except fieldmanager.ApplyConflict as conflict:
             raise conflict.api_error() from None
 
-
-def check_patch_options(ctx: RequestContext, *, apply: bool, force: bool) -> None:
-    """PatchOptions validation: apply needs a fieldManager, and ``force`` is for apply only."""
-    if apply and not ctx.field_manager:
-        problem = errors.required("fieldManager", "is required for apply patch")
-    elif force and not apply:
-        problem = errors.forbidden("force", "may not be specified for non-apply patch")
-    else:
-        return
-    raise errors.invalid_object("PatchOptions", "meta.k8s.io", "", [problem])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -15,7 +16,7 @@ from multidict import MultiMapping
 
 from core.meta import errors
 from core.meta.selectors import parse_field_selector, parse_label_selector
-from core.registry.options import DeleteOptions, ListOptions, WatchOptions
+from core.registry.options import DRY_RUN_ALL, DeleteOptions, ListOptions, WatchOptions
 from core.runtime.scheme import IGNORE, STRICT, WARN
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
@@ -50,26 +51,67 @@ def integer(query: Mapping[str, str], name: str, default: int = 0) -> int:
     return number
 
 
-def dry_run(query: MultiMapping[str]) -> bool:
-    values = query.getall("dryRun", [])
-    for value in values:
-        if value not in ("All", ""):
-            raise errors.invalid_object(
-                "DryRun", "", "", [errors.not_supported("dryRun", value, ["All"])]
-            )
-    return any(v == "All" for v in values)
+CREATE_OPTIONS, UPDATE_OPTIONS, PATCH_OPTIONS = "CreateOptions", "UpdateOptions", "PatchOptions"
+FIELD_MANAGER_MAX_LENGTH = 128
 
 
-def field_validation(query: Mapping[str, str]) -> str:
-    """``fieldValidation``: Warn when absent, as kube-apiserver (kubectl sends Strict itself;
-    clients such as kopf send nothing and expect unknown fields to be dropped with a warning)."""
-    value = query.get("fieldValidation", "") or WARN
-    for known in FIELD_VALIDATION:
-        if value.lower() == known.lower():
-            return known
-    raise errors.bad_request(
-        f'fieldValidation parameter unsupported: "{value}" (supported values: Ignore, Warn, Strict)'
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """The CreateOptions, UpdateOptions or PatchOptions of a write, from its query."""
+
+    dry_run: bool
+    field_manager: str
+    field_validation: str  # Ignore, Warn or Strict; Warn when not given
+    force: bool = False
+
+
+def write_options(query: MultiMapping[str], kind: str, *, apply: bool = False) -> WriteOptions:
+    """The options of a create, update or patch (of a resource or any subresource), validated as
+    kube-apiserver's ``ValidateCreateOptions``/``ValidateUpdateOptions``/``ValidatePatchOptions``
+    validate them before the body is decoded: every problem is a cause of one 422 Invalid
+    ``<kind>.meta.k8s.io``, so a request with bad options stores nothing.
+
+    ``fieldValidation`` absent means Warn, as kube-apiserver (kubectl sends Strict itself; clients
+    such as kopf send nothing and expect unknown fields to be dropped with a warning). ``apply``:
+    a PATCH of type apply-patch, which needs a fieldManager and alone may say ``force``.
+    """
+    problems: list[errors.FieldError] = []
+    field_manager = query.get("fieldManager", "")
+    if kind == PATCH_OPTIONS:
+        if not apply and "force" in query:  # Go's *bool: force=false is "specified" too
+            problems.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+        elif apply and not field_manager:
+            problems.append(errors.required("fieldManager", "is required for apply patch"))
+    problems += field_manager_errors("fieldManager", field_manager)
+    dry_run = query.getall("dryRun", [])
+    if any(value != DRY_RUN_ALL for value in dry_run):
+        problems.append(errors.not_supported("dryRun", dry_run, [DRY_RUN_ALL]))
+    validation = query.get("fieldValidation", "")
+    if validation not in ("", *FIELD_VALIDATION):
+        problems.append(errors.not_supported("fieldValidation", validation, ["", *sorted(FIELD_VALIDATION)]))
+    if problems:
+        raise errors.invalid_object(kind, "meta.k8s.io", "", problems)
+    return WriteOptions(
+        dry_run=bool(dry_run),
+        field_manager=field_manager,
+        field_validation=validation or WARN,
+        force=kind == PATCH_OPTIONS and flag(query, "force"),
     )
+
+
+def field_manager_errors(path: str, manager: str) -> list[errors.FieldError]:
+    """``ValidateFieldManager``: at most 128 bytes, every character printable (Go's
+    ``unicode.IsPrint``: letters, marks, numbers, punctuation, symbols and the ASCII space, which
+    is what Python's ``str.isprintable`` keeps); positions are byte offsets, as Go ranges a string."""
+    found = []
+    if len(manager.encode(errors="surrogatepass")) > FIELD_MANAGER_MAX_LENGTH:
+        found.append(errors.too_long(path, manager, FIELD_MANAGER_MAX_LENGTH))
+    offset = 0
+    for char in manager:
+        if not char.isprintable():
+            found.append(errors.invalid(path, manager, f"invalid character U+{ord(char):04X} (at position {offset})"))
+        offset += len(char.encode(errors="surrogatepass"))
+    return found
 
 
 def list_options(query: Mapping[str, str]) -> ListOptions:

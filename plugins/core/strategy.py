@@ -27,6 +27,7 @@ from plugins.core.types import (
     PodStatus,
     Secret,
 )
+from plugins.core.v1 import protobuf
 from plugins.core.v1.schemas import BindingSchema
 
 FINALIZER_KUBERNETES = "kubernetes"
@@ -136,6 +137,8 @@ class PodBindingStrategy(PodStrategy):
     :meth:`apply_post` inside the Store's guarded update, so two binders never both win."""
 
     response_kind = GroupVersionKind("", "v1", "Binding")
+    response_schema = BindingSchema
+    response_protobuf = protobuf.BINDING
 
     def apply_post(self, ctx: RequestContext, body: Any, pod: Pod) -> Pod:
         """The stored pod bound as ``body`` asks; 409 when it is bound already or being deleted."""

@@ -1794,6 +1794,16 @@ SERVICE = Message(
     },
 )
 
+# The body of POST pods/binding (kube-scheduler, client-go configured for protobuf); not a kind
+# of the scheme, so the binding strategy declares it (PodBindingStrategy.response_protobuf).
+BINDING = Message(
+    "Binding",
+    {
+        1: Field("metadata", OBJECT_META),
+        2: Field("target", OBJECT_REFERENCE),
+    },
+)
+
 MESSAGES = {
     "Namespace": NAMESPACE,
     "Pod": POD,
