@@ -12,6 +12,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config, dynamic, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
+from tests.builders import UNSCHEDULED  # noqa: E402
 from tests.servers import serving  # noqa: E402
 
 
@@ -83,7 +84,8 @@ def test_core_namespaces_and_pods(core: client.CoreV1Api) -> None:
     core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "py"}})
     assert core.read_namespace("py").status.phase == "Active"
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}},
-           "spec": {"containers": [{"name": "c", "image": "busybox", "command": ["sleep", "60"]}]}}
+           "spec": {"schedulerName": UNSCHEDULED,  # stays Pending: the simulated nodes would run it
+                    "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "60"]}]}}
     created = core.create_namespaced_pod("py", pod)
     assert created.status.phase == "Pending"
     assert [p.metadata.name for p in core.list_namespaced_pod("py", field_selector="status.phase=Pending").items] == ["p"]
