@@ -977,35 +977,8 @@ CONTAINER = Message(
 )
 
 
-EPHEMERAL_CONTAINER_COMMON = Message(
-    "EphemeralContainerCommon",
-    {
-        1: Field("name", "string"),
-        2: Field("image", "string"),
-        3: Field("command", "string", repeated=True),
-        4: Field("args", "string", repeated=True),
-        5: Field("workingDir", "string"),
-        6: Field("ports", CONTAINER_PORT, repeated=True),
-        19: Field("envFrom", ENV_FROM_SOURCE, repeated=True),
-        7: Field("env", ENV_VAR, repeated=True),
-        8: Field("resources", RESOURCE_REQUIREMENTS),
-        23: Field("resizePolicy", CONTAINER_RESIZE_POLICY, repeated=True),
-        24: Field("restartPolicy", "string", pointer=True),
-        9: Field("volumeMounts", VOLUME_MOUNT, repeated=True),
-        21: Field("volumeDevices", VOLUME_DEVICE, repeated=True),
-        10: Field("livenessProbe", PROBE),
-        11: Field("readinessProbe", PROBE),
-        22: Field("startupProbe", PROBE),
-        12: Field("lifecycle", LIFECYCLE),
-        13: Field("terminationMessagePath", "string"),
-        20: Field("terminationMessagePolicy", "string"),
-        14: Field("imagePullPolicy", "string"),
-        15: Field("securityContext", SECURITY_CONTEXT),
-        16: Field("stdin", "bool"),
-        17: Field("stdinOnce", "bool"),
-        18: Field("tty", "bool"),
-    },
-)
+# An ephemeral container's fields have a container's numbers (Kubernetes keeps them in step).
+EPHEMERAL_CONTAINER_COMMON = Message("EphemeralContainerCommon", CONTAINER.fields)
 
 
 EPHEMERAL_CONTAINER = Message(
