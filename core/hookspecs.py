@@ -195,7 +195,7 @@ def kplane_register_admission(
 
 
 @hookspec
-async def kplane_post_start(registry: Registry, plugin_name: str) -> None:
+async def kplane_post_start(registry: Registry, server_url: str, plugin_name: str) -> None:
     """Create what must exist before the server reports ready, such as the ``default``
     namespace (kube-apiserver's post-start hooks).
 
@@ -209,6 +209,8 @@ async def kplane_post_start(registry: Registry, plugin_name: str) -> None:
     - ``registry``: the :class:`~core.registry.registry.Registry`;
       ``registry.store(group, plural)`` reads and writes objects in storage, through
       strategies and admission.
+    - ``server_url``: the address the server listens on (``http://127.0.0.1:6443``), for
+      objects that point at it (the ``default/kubernetes`` Service).
     - ``plugin_name``: your plugin's name.
 
     Returns: nothing. Usually ``async``, since stores are.

@@ -256,8 +256,8 @@ class PluginManager:
         if problems:
             raise PluginError("kinds that cannot convert automatically:\n  " + "\n  ".join(problems))
 
-    async def post_start(self, registry: Registry) -> None:
-        await self._call("kplane_post_start", registry=registry)
+    async def post_start(self, registry: Registry, server_url: str) -> None:
+        await self._call("kplane_post_start", registry=registry, server_url=server_url)
 
     async def register_controllers(self, manager: ControllerManager) -> None:
         """Let each plugin add its controllers to ``manager`` (a new one each time: footprints

@@ -203,7 +203,9 @@ async def test_json_patch_and_its_errors(api):
     not_a_patch = await api.patch(f"{DEPLOYMENTS}/web", {"op": "x"}, content_type="application/json-patch+json")
     assert not_a_patch.status == 400
     wrong_type = await api.patch(f"{DEPLOYMENTS}/web", {"spec": {"replicas": "many"}})
-    assert wrong_type.status == 400 and wrong_type.body["details"]["causes"][0]["field"] == "spec.replicas"
+    # kube-apiserver's merge patcher: 422 on field "patch" quoting the patched object
+    assert wrong_type.status == 422 and wrong_type.body["details"]["causes"][0]["field"] == "patch"
+    assert "spec.replicas" in wrong_type.body["message"]
     assert (await api.get(f"{DEPLOYMENTS}/web")).body["spec"]["replicas"] == 6
 
 

@@ -99,8 +99,8 @@ class Recorder:
                            {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name}))
 
     @hookimpl
-    async def kplane_post_start(self, registry: Registry, plugin_name: str) -> None:
-        self.calls.append(("kplane_post_start", {"registry": registry, "plugin_name": plugin_name}))
+    async def kplane_post_start(self, registry: Registry, server_url: str, plugin_name: str) -> None:
+        self.calls.append(("kplane_post_start", {"registry": registry, "server_url": server_url, "plugin_name": plugin_name}))
         await self._readyz("kplane_post_start")
 
     @hookimpl
@@ -122,6 +122,7 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
             assert args["plugin_name"] == "recorder"
         got = {name: value for _, args in recorder.calls for name, value in args.items()}
         assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
+        assert got["server_url"] == server.url
         assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
         assert isinstance(got["manager"], ControllerManager) and got["manager"] is server.controllers
         assert server.registry is not None and server.registry.storage is not None  # storage opened first

@@ -52,7 +52,7 @@ async def test_update_needs_the_resource_version_it_read(api):
     stale = await api.put(f"{LEASES}/lock", dict(first, spec={"holderIdentity": "c"}))
     assert stale.status == 409 and stale.body["reason"] == "Conflict"
     unconditional = await api.put(f"{LEASES}/lock", lease(holderIdentity="c"))
-    assert unconditional.status == 422 and causes(unconditional) == [("metadata.resourceVersion", "FieldValueRequired")]
+    assert unconditional.status == 422 and causes(unconditional) == [("metadata.resourceVersion", "FieldValueInvalid")]
     assert (await api.get(f"{LEASES}/lock")).body["spec"]["holderIdentity"] == "b"
 
 

@@ -178,7 +178,7 @@ async def test_put_must_carry_the_resource_version(api, path, body):
     created = (await api.post(path, body)).body
     unconditional = await api.put(f"{path}/u", body)
     assert unconditional.status == 422
-    assert [(c[0], c[1]) for c in causes(unconditional)] == [("metadata.resourceVersion", "FieldValueRequired")]
+    assert [(c[0], c[1]) for c in causes(unconditional)] == [("metadata.resourceVersion", "FieldValueInvalid")]
     conditional = await api.put(f"{path}/u", {**body, "metadata": created["metadata"]})
     assert conditional.status == 200, conditional
     missing = await api.put(f"{path}/nobody", {**body, "metadata": {"name": "nobody", "resourceVersion": "1"}})

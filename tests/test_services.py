@@ -22,6 +22,8 @@ async def test_defaults_and_an_allocated_cluster_ip(api: Client) -> None:
     assert spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
     assert ipaddress.ip_address(spec["clusterIP"]) in ipaddress.ip_network("10.96.0.0/12")
     assert spec["clusterIPs"] == [spec["clusterIP"]] and spec["ipFamilies"] == ["IPv4"]
+    assert created.body["status"] == {"loadBalancer": {}}  # a Go struct value: always written
+    assert (await api.get(f"{SERVICES}/web")).body["status"] == {"loadBalancer": {}}
 
     moved = dict(created.body, spec={**spec, "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"]})
     reply = await api.put(f"{SERVICES}/web", moved)

@@ -52,7 +52,13 @@ _SHOWS_VALUE = {
 _NO_VALUE = object()
 
 
+class Uint64(int):
+    """A Go uint64 value: field.Error prints it with ``%#v``, in hex (``0x0``)."""
+
+
 def _render_value(value: Any) -> str:
+    if isinstance(value, Uint64):
+        return hex(value)
     if isinstance(value, str):
         return orjson.dumps(value).decode()
     if isinstance(value, bool):

@@ -290,9 +290,12 @@ class Store:
         self._check_name(obj, name)
         self._check_namespace(ctx, obj)
         meta, old_meta = obj.metadata, old.metadata
-        pinned = bool(meta.resource_version)
+        # resourceVersion "0" is none at all, as kube-apiserver's versioner parses it (ParseUint)
+        pinned = meta.resource_version not in (None, "", "0")
         if not pinned and not self.strategy.allow_unconditional_update:
-            raise self._invalid(name, [errors.required("metadata.resourceVersion", "must be specified for an update")])
+            # kube-apiserver names the resource here, not the kind (its TODO in Store.Update)
+            raise errors.invalid_object(self.resource.plural, self.resource.group, name, [
+                errors.invalid("metadata.resourceVersion", errors.Uint64(0), "must be specified for an update")])
         if pinned and meta.resource_version != old_meta.resource_version:
             raise self._conflict(name)
         if meta.uid and meta.uid != old_meta.uid:

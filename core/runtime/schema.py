@@ -158,6 +158,9 @@ class Loaded:
     data: dict[str, Any]
     errors: list[FieldError]
     unknown: list[str]
+    # The first container mismatch as apimachinery's unstructured converter words it
+    # ("cannot restore map from string"): strategic merge patch errors quote it.
+    conversion: str | None = None
 
 
 def load(shape: Shape, wire: dict[str, Any], skip: frozenset[str] = frozenset()) -> Loaded:
@@ -183,6 +186,9 @@ def _load(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict
                 out[fs.attr] = fs.field.deserialize(value, key, wire)
             except ValidationError as err:
                 _flatten(err.messages, where, result.errors)
+                go_kind = _go_container(fs.field)
+                if go_kind and not isinstance(value, (dict, list)):
+                    _conversion_error(go_kind, value, result)
         else:
             loaded = _load_nested(fs, value, where, result)
             if loaded is not None:
@@ -198,10 +204,10 @@ def _load_nested(fs: FieldShape, value: Any, where: str, result: Loaded) -> Any:
     assert child is not None
     if fs.container == LIST:
         if not isinstance(value, list):
-            return _type_error(where, "list", result)
+            return _type_error(where, "list", result, value, "slice")
         out: Any = [_load_item(child, item, f"{where}[{i}]", result) for i, item in enumerate(value)]
     elif not isinstance(value, dict):
-        return _type_error(where, "object", result)
+        return _type_error(where, "object", result, value, "struct" if fs.container == ONE else "map")
     elif fs.container == ONE:
         out = _load(child, value, where, result)
     else:
@@ -218,12 +224,44 @@ def _load_item(child: Shape, item: Any, where: str, result: Loaded) -> Any:
     if item is None:
         return None
     if not isinstance(item, dict):
-        return _type_error(where, "object", result)
+        return _type_error(where, "object", result, item, "struct")
     return _load(child, item, where, result)
 
 
-def _type_error(where: str, kind: str, result: Loaded) -> None:
+def _type_error(where: str, kind: str, result: Loaded, value: Any = None, go_kind: str = "") -> None:
     result.errors.append(FieldError(FieldErrorType.TYPE_INVALID, where, f"must be a JSON {kind}"))
+    if go_kind:
+        _conversion_error(go_kind, value, result)
+
+
+def _conversion_error(go_kind: str, value: Any, result: Loaded) -> None:
+    """Record the converter's message for a ``go_kind`` ("map", "slice", "struct") given ``value``."""
+    if result.conversion is None:
+        source = _reflect_kind(value)
+        result.conversion = f"cannot restore struct from: {source}" if go_kind == "struct" else f"cannot restore {go_kind} from {source}"
+
+
+def _go_container(f: fields.Field) -> str:
+    """"map" or "slice" for leaf fields that are Go maps or slices; "" where the Go type is not
+    known (an untyped ``Dict`` may stand for a struct, such as a pod's securityContext)."""
+    if isinstance(f, fields.Dict) and f.key_field is not None:
+        return "map"
+    return "slice" if isinstance(f, fields.List) else ""
+
+
+def _reflect_kind(value: Any) -> str:
+    """The reflect.Kind Go's JSON decoding gives ``value`` (integers are int64, as kube decodes patches)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, list):
+        return "slice"
+    if isinstance(value, dict):
+        return "map"
+    return "string"
 
 
 def _load_with_marshmallow(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict[str, Any]:

@@ -111,7 +111,7 @@ class ResourceType:
         if strict and field_validation == WARN:
             warnings = strict
         if loaded.errors:
-            raise self._cannot_handle(version, "; ".join(map(str, loaded.errors)), loaded.errors)
+            raise self._cannot_handle(version, "; ".join(map(str, loaded.errors)), loaded.errors, loaded.conversion)
         data = loaded.data
         for default in v.defaulters:
             default(data)
@@ -150,10 +150,20 @@ class ResourceType:
     def _typed(self, version: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"apiVersion": GroupVersion(self.group, version).api_version, "kind": self.kind, **body}
 
-    def _cannot_handle(self, version: str, why: str, causes: list[errors.FieldError] | None = None) -> errors.APIError:
-        return errors.bad_request(
-            f'{self.kind} in version "{version}" cannot be handled as a {self.kind}: {why}', causes
-        )
+    def _cannot_handle(self, version: str, why: str, causes: list[errors.FieldError] | None = None,
+                       conversion: str | None = None) -> DecodeError:
+        base = errors.bad_request(f'{self.kind} in version "{version}" cannot be handled as a {self.kind}: {why}', causes)
+        return DecodeError(base.code, base.reason, base.message, base.details, why=why, conversion=conversion)
+
+
+@dataclass(slots=True)
+class DecodeError(errors.APIError):
+    """400 "cannot be handled as": a body that does not decode into its kind. ``why`` is the
+    reason without that prefix and ``conversion`` the unstructured converter's wording of a
+    container mismatch, for a patch to word the error as kube-apiserver's patchers do."""
+
+    why: str = ""
+    conversion: str | None = None
 
 
 class ConflictError(ValueError):

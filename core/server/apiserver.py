@@ -132,7 +132,7 @@ class APIServer:
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
         self._loopback.server = self.url
-        await self.plugins.post_start(self.registry)
+        await self.plugins.post_start(self.registry, self.url)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if availability is not None:  # kube-aggregator's post-start hooks: proxying, then availability
             await aggregator.start()

@@ -25,7 +25,7 @@ from core.registry.stored import StoredObject
 from core.registry.strategy import PostSubresource, RequestContext
 from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
-from core.runtime.scheme import IGNORE, ResourceType, Scheme
+from core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from core.runtime.schema import Shape
 from core.server import fieldmanager, negotiation, params, patch, strategic, tables
 from core.server.decoding import Decoded
@@ -208,7 +208,10 @@ class ResourceEndpoints:
             else:
                 patched = _apply_patch(content_type, current, document, tracker.shape)
                 _check_type_meta(patched, rt, info.version)
-                obj, found = tracker.decode(rt, current, patched, validation, decoded.duplicates)
+                try:
+                    obj, found = tracker.decode(rt, current, patched, validation, decoded.duplicates)
+                except DecodeError as err:
+                    raise _undecodable_patch(content_type, document, patched, err) from None
             warnings[:] = found
             return obj
 
@@ -416,6 +419,17 @@ def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shap
         detail = f"the patched document is {'null' if patched is None else 'a JSON ' + patch.go_json_type(patched)}, not an object"
         raise errors.invalid_object("", "", "", [errors.invalid("patch", shown[:256], detail)])
     return patched
+
+
+def _undecodable_patch(content_type: str, document: Any, patched: dict[str, Any], err: DecodeError) -> errors.APIError:
+    """422 on field ``patch``, as kube-apiserver's patchers answer a result that does not decode
+    (a wrong type, or unknown fields under Strict): the strategic merge patcher quotes the patch
+    as Go prints it with the unstructured converter's message, the JSON patchers the patched object."""
+    if content_type == STRATEGIC_MERGE_PATCH:
+        problem = errors.invalid("patch", patch.go_print(document), err.conversion or err.why)
+    else:
+        problem = errors.invalid("patch", orjson.dumps(patched).decode(), err.why)
+    return errors.invalid_object("", "", "", [problem])
 
 
 def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str, Any]:

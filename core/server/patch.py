@@ -68,6 +68,24 @@ def go_json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def go_print(value: Any) -> str:
+    """``value`` (decoded JSON) as Go's ``fmt.Sprintf("%+v", ...)`` prints it: ``map[k:v ...]``
+    with sorted keys, ``[a b]``, bare strings, ``<nil>``; what kube-apiserver quotes of a patch."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(item) for item in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
 def json_equal(a: Any, b: Any) -> bool:
     """JSON equality: numbers compare by value, but ``true`` is not ``1`` and ``"10"`` is not ``10``."""
     if a is b:

@@ -1,5 +1,6 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node, Service; its admission chain and the serviceaccounts controller."""
+ServiceAccount, Node, Service; its admission chain, the serviceaccounts controller, and the
+system namespaces and ``default/kubernetes`` Service made at start."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from core.registry.admission import AdmissionChain
 from core.registry.registry import Registry
 from core.registry.strategy import RequestContext
 from core.runtime.scheme import Scheme
-from plugins.core import admission, services, types
+from plugins.core import admission, kubernetes_service, services, types
 from plugins.core.serviceaccounts import ServiceAccountsController
 from plugins.core.strategy import strategies
 from plugins.core.v1 import conversion, defaults, protobuf, schemas
@@ -82,8 +83,8 @@ def kplane_register_controllers(manager: ControllerManager) -> None:
 
 
 @hookimpl
-async def kplane_post_start(registry: Registry) -> None:
-    """The system namespaces exist from the first start on."""
+async def kplane_post_start(registry: Registry, server_url: str) -> None:
+    """The system namespaces and the ``default/kubernetes`` Service exist from the first start on."""
     store = registry.store(GROUP, "namespaces")
     for name in SYSTEM_NAMESPACES:
         if await store.get_internal("", name) is None:
@@ -94,3 +95,4 @@ async def kplane_post_start(registry: Registry) -> None:
             except APIError as err:  # another server on the same storage was quicker
                 if err.code != 409:
                     raise
+    await kubernetes_service.ensure(registry, server_url)

@@ -83,7 +83,8 @@ class LoadBalancerStatus:
 
 @dataclass(slots=True)
 class ServiceStatus:
-    load_balancer: LoadBalancerStatus | None = None
+    # A Go struct value (not a pointer): kube-apiserver always writes "loadBalancer": {}
+    load_balancer: LoadBalancerStatus = field(default_factory=LoadBalancerStatus)
     conditions: list[Condition] | None = None
 
 
