@@ -133,7 +133,7 @@ def patch_cases() -> Iterator[Case]:
         yield Case(f"{name}-patch-number", "PATCH", cm, 400, "BadRequest", b"5", content_type)
         yield Case(f"{name}-patch-malformed", "PATCH", cm, 400, "BadRequest", b"{", content_type)
         yield Case(f"{name}-patch-empty", "PATCH", cm, 400, "BadRequest", b"", content_type)
-        yield Case(f"{name}-patch-wrong-type", "PATCH", dep, 400, "BadRequest", j({"spec": {"replicas": "many"}}), content_type)
+        yield Case(f"{name}-patch-wrong-type", "PATCH", dep, 422, "Invalid", j({"spec": {"replicas": "many"}}), content_type)
         yield Case(f"{name}-patch-wrong-kind", "PATCH", cm, 400, "BadRequest", j({"kind": "Secret"}), content_type)
         yield Case(f"{name}-patch-missing-object", "PATCH", KINDS["configmap"].item("absent"), 404, "NotFound",
                    j({"data": {"a": "b"}}), content_type)
@@ -145,7 +145,7 @@ def patch_cases() -> Iterator[Case]:
     yield Case("merge-patch-null", "PATCH", cm, 400, "BadRequest", b"null", MERGE)
     yield Case("strategic-patch-bad-directive", "PATCH", dep, 422, "Invalid",
                j({"spec": {"template": {"spec": {"containers": [{"$patch": "explode", "name": "c"}]}}}}), STRATEGIC)
-    yield Case("strategic-patch-list-for-map", "PATCH", dep, 400, "BadRequest", j({"spec": [1]}), STRATEGIC)
+    yield Case("strategic-patch-list-for-map", "PATCH", dep, 422, "Invalid", j({"spec": [1]}), STRATEGIC)
     yield Case("strategic-patch-order-directive-not-list", "PATCH", dep, 422, "Invalid",
                j({"spec": {"template": {"spec": {"$setElementOrder/containers": 5}}}}), STRATEGIC)
     yield Case("json-patch-object", "PATCH", cm, 400, "BadRequest", j({"op": "add"}), JSON_PATCH)
@@ -185,7 +185,7 @@ def patch_cases() -> Iterator[Case]:
     yield Case("patch-unknown-content-type", "PATCH", cm, 415, "UnsupportedMediaType", j({}), "text/plain")
     yield Case("patch-json-content-type", "PATCH", cm, 415, "UnsupportedMediaType", j({}), JSON)
     yield Case("patch-no-content-type", "PATCH", cm, 415, "UnsupportedMediaType", j({}), None)
-    yield Case("patch-unknown-field-strict", "PATCH", cm, 400, "BadRequest", j({"bogus": 1}), MERGE,
+    yield Case("patch-unknown-field-strict", "PATCH", cm, 422, "Invalid", j({"bogus": 1}), MERGE,
                {"fieldValidation": "Strict"})
     yield Case("patch-bad-field-validation", "PATCH", cm, 422, "Invalid", j({}), MERGE, {"fieldValidation": "Loose"})
     yield Case("patch-bad-dry-run", "PATCH", cm, 422, "Invalid", j({}), MERGE, {"dryRun": "Maybe"})
@@ -289,7 +289,7 @@ def subresource_cases() -> Iterator[Case]:
     yield Case("status-put-list", "PUT", f"{dep}/status", 400, "BadRequest", j([]))
     yield Case("status-put-wrong-kind", "PUT", f"{dep}/status", 400, "BadRequest",
                j({**KINDS["deployment"].body("seed"), "kind": "ReplicaSet"}))
-    yield Case("status-merge-patch-wrong-type", "PATCH", f"{dep}/status", 400, "BadRequest",
+    yield Case("status-merge-patch-wrong-type", "PATCH", f"{dep}/status", 422, "Invalid",
                j({"status": {"replicas": "x"}}), MERGE)
     yield Case("status-patch-missing", "PATCH", f"{KINDS['deployment'].item('absent')}/status", 404, "NotFound",
                j({"status": {}}), MERGE)
