@@ -156,7 +156,8 @@ def test_errors_raise_api_error_with_status(lk: Client) -> None:
     with pytest.raises(ApiError) as bad_selector:
         list(lk.list(ConfigMap, fields={"data.k": "v"}))
     assert _status(bad_selector)["code"] == 400 and bad_selector.value.status.reason == "BadRequest"
-    assert bad_selector.value.status.message == "field label not supported: data.k"
+    assert bad_selector.value.status.message == (
+        '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"')
 
 
 def test_list_with_label_and_field_selectors(lk: Client) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from core.meta import clock, errors
-from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
+from core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.registry.options import DeleteOptions, ListOptions, WatchOptions
@@ -33,7 +33,6 @@ from core.storage import interface as st
 
 Updater = Callable[[Any], Awaitable[Any]]
 GENERATE_NAME_ATTEMPTS = 8
-BASE_FIELDS = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
 
 
 @dataclass(slots=True)
@@ -78,7 +77,7 @@ class Store:
         self.admission = admission
         self.subresource = subresource
         self.prefix = f"/registry/{resource.group or 'core'}/{resource.plural}/"
-        self.field_paths = {**BASE_FIELDS, **strategy.selectable_fields}
+        self.field_paths = dict(strategy.selectable_fields or META_FIELDS)
 
     # -- keys and errors --------------------------------------------------------------------
     def key(self, namespace: str, name: str) -> str:
@@ -123,7 +122,7 @@ class Store:
 
     def check_field_selector(self, fields: FieldSelectorExpr | None) -> None:
         if fields is not None:
-            fields.validate(set(self.field_paths), self.resource.kind)
+            fields.validate(self.field_paths, own_labels=bool(self.strategy.selectable_fields))
 
     async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage:
         self.check_field_selector(opts.field_selector)
