@@ -413,23 +413,20 @@ class Store:
             return None
         return StoredObject.from_kv(gone)
 
-    async def delete_collection(
-        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
-    ) -> list[StoredObject]:
-        """Delete every match, one by one (not atomic, as in Kubernetes)."""
+    async def delete_collection(self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions) -> ListPage:
+        """Delete every match, one by one (not atomic, as in Kubernetes); the answer is the list
+        as it was read before the deletes, as ``Store.DeleteCollection`` answers (its
+        resourceVersion, and with ``limit`` its continue token: only that page is deleted)."""
         page = await self.list(ctx, list_opts)
-        deleted = []
         for item in page.items:
             meta = item.obj["metadata"]
             item_ctx = dataclasses.replace(ctx, namespace=meta.get("namespace", ""), name=meta["name"])
             try:
-                obj, _ = await self.delete(item_ctx, meta["name"], opts)
+                await self.delete(item_ctx, meta["name"], opts)
             except errors.APIError as err:
-                if err.code == 404:
-                    continue
-                raise
-            deleted.append(obj)
-        return deleted
+                if err.code != 404:
+                    raise
+        return page
 
     def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
         """Worded as ``rest.BeforeDelete`` words them (on the kind, as Kubernetes names it there)."""

@@ -277,8 +277,8 @@ class ResourceEndpoints:
         list_opts = params.list_options(request.query)
         opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
         ctx = _context(request, info, dry_run=bool(opts.dry_run))
-        deleted = await store.delete_collection(ctx, list_opts, opts)
-        return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
+        listed = await store.delete_collection(ctx, list_opts, opts)
+        return negotiation.respond(request, 200, _list_body(rt, info.version, listed.items, listed.resource_version, listed.continue_))
 
 
 def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
