@@ -284,6 +284,23 @@ async def test_deletecollection_with_selector(api):
     assert [i["metadata"]["name"] for i in left] == ["c"]
 
 
+async def test_deletecollection_answers_the_list_it_read(api):
+    """As Store.DeleteCollection: the list before the deletes, with its resourceVersion; with
+    ``limit`` only that page is deleted and its continue token comes back."""
+    cms = "/api/v1/namespaces/default/configmaps"
+    held = (await api.post(cms, configmap("held", finalizers=["example.com/hold"]))).body
+    for name in ("p1", "p2", "p3"):
+        await api.post(cms, configmap(name, labels={"page": "yes"}))
+    reply = await api.delete(cms, params={"fieldSelector": "metadata.name=held"})
+    assert reply.status == 200 and int(reply.body["metadata"]["resourceVersion"]) > int(held["metadata"]["resourceVersion"])
+    # the object as listed, not as the delete left it (Terminating, with a deletionTimestamp)
+    assert [i["metadata"] for i in reply.body["items"]] == [held["metadata"]]
+    first = await api.delete(cms, params={"labelSelector": "page=yes", "limit": "2"})
+    assert [i["metadata"]["name"] for i in first.body["items"]] == ["p1", "p2"] and first.body["metadata"]["continue"]
+    left = (await api.get(cms, params={"labelSelector": "page=yes"})).body["items"]
+    assert [i["metadata"]["name"] for i in left] == ["p3"]
+
+
 async def test_cluster_scoped_namespaces_and_all_namespace_lists(api):
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
     created = await api.post("/api/v1/namespaces", ns)

@@ -383,12 +383,15 @@ def test_field_selector_matches(text: str, fields: dict[str, str], expected: boo
 def test_field_selector_validate_and_fields() -> None:
     expr = parse_field_selector("status.phase=Running,metadata.name=x,spec.nodeName!=n1")
     assert expr.fields() == {"status.phase", "metadata.name", "spec.nodeName"}
-    expr.validate({"status.phase", "metadata.name", "spec.nodeName"}, "Pod")
+    expr.validate({"status.phase", "metadata.name", "spec.nodeName"})
     with pytest.raises(APIError) as info:
-        expr.validate({"metadata.name", "metadata.namespace"}, "Pod")
+        expr.validate({"metadata.name", "metadata.namespace"})
     # Terms are checked in sorted order, so the first unsupported one is reported.
     assert (info.value.code, info.value.message) == (400, "field label not supported: spec.nodeName")
-    FieldSelectorExpr().validate(set(), "Pod")
+    with pytest.raises(APIError) as default:
+        parse_field_selector('a"b=1').validate({"metadata.name", "metadata.namespace"}, own_labels=False)
+    assert default.value.message == '"a\\"b" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    FieldSelectorExpr().validate(set())
 
 
 @pytest.mark.parametrize(

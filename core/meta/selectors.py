@@ -9,7 +9,7 @@ kubectl print the server's parse errors verbatim and rely on the same edge cases
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -435,15 +435,18 @@ class FieldSelectorExpr:
                 return False
         return True
 
-    def validate(self, allowed: set[str], kind_for_message: str = "") -> None:
+    def validate(self, allowed: Iterable[str], own_labels: bool = True) -> None:
         """Refuse fields the resource cannot filter on, as ``ConvertFieldLabel`` does (400).
 
-        ``kind_for_message`` is accepted for call-site readability only: kube-apiserver's message
-        (``field label not supported: <name>``) does not name the kind.
+        A kind with field labels of its own (``own_labels``) answers as its conversion function,
+        ``field label not supported: <label>``; any other as ``DefaultMetaV1FieldSelectorConversion``.
         """
+        allowed = set(allowed)
         for field, _, _ in self.requirements:
             if field not in allowed:
-                _selector_error(f"field label not supported: {field}")
+                if own_labels:
+                    _selector_error(f"field label not supported: {field}")
+                _selector_error(f'{_go_quote(field)} is not a known field selector: only "metadata.name", "metadata.namespace"')
 
     def __str__(self) -> str:
         return ",".join(f"{f}{op}{_escape_field_value(v)}" for f, op, v in self.requirements)
@@ -493,14 +496,61 @@ def _field_string(value: Any) -> str:
     return ""
 
 
-def field_values(obj: Mapping[str, Any], paths: Mapping[str, str]) -> dict[str, str]:
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               '"': '\\"', "\\": "\\\\"}
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` (``strconv.Quote``) of a string, as kube-apiserver's messages quote a label."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+#: Where a field label reads its value in a wire-format object: a dotted JSON path, or a function
+#: of the object where Go computes the value (a bool the wire omits reads "false").
+FieldPath = str | Callable[[Mapping[str, Any]], Any]
+
+
+#: The field labels of a kind without labels of its own (``DefaultMetaV1FieldSelectorConversion``).
+META_FIELDS: Mapping[str, FieldPath] = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
+
+
+def bool_field(path: str) -> FieldPath:
+    """A Go ``bool`` field's label: the wire omits false, Go's field set reads it "false"."""
+    parts = path.split(".")
+
+    def read(obj: Mapping[str, Any]) -> bool:
+        node: Any = obj
+        for part in parts:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        return node is True
+
+    return read
+
+
+def field_values(obj: Mapping[str, Any], paths: Mapping[str, FieldPath]) -> dict[str, str]:
     """The selectable field values of a wire-format object, keyed by field label.
 
-    ``paths`` maps a label (``source``) to a dotted JSON path (``source.component``); missing
-    fields and non-scalars read as "" so that ``f=`` selects objects without the field.
+    ``paths`` maps a label (``source``) to a dotted JSON path (``source.component``) or a
+    function; missing fields and non-scalars read as "" so that ``f=`` selects objects without
+    the field.
     """
     out: dict[str, str] = {}
     for label, path in paths.items():
+        if callable(path):
+            out[label] = _field_string(path(obj))
+            continue
         node: Any = obj
         for part in path.split("."):
             node = node.get(part) if isinstance(node, Mapping) else None

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from core.meta import clock, errors
-from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
+from core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.registry.options import DeleteOptions, ListOptions, WatchOptions
@@ -33,7 +33,6 @@ from core.storage import interface as st
 
 Updater = Callable[[Any], Awaitable[Any]]
 GENERATE_NAME_ATTEMPTS = 8
-BASE_FIELDS = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
 
 
 @dataclass(slots=True)
@@ -78,7 +77,7 @@ class Store:
         self.admission = admission
         self.subresource = subresource
         self.prefix = f"/registry/{resource.group or 'core'}/{resource.plural}/"
-        self.field_paths = {**BASE_FIELDS, **strategy.selectable_fields}
+        self.field_paths = dict(strategy.selectable_fields or META_FIELDS)
 
     # -- keys and errors --------------------------------------------------------------------
     def key(self, namespace: str, name: str) -> str:
@@ -123,7 +122,7 @@ class Store:
 
     def check_field_selector(self, fields: FieldSelectorExpr | None) -> None:
         if fields is not None:
-            fields.validate(set(self.field_paths), self.resource.kind)
+            fields.validate(self.field_paths, own_labels=bool(self.strategy.selectable_fields))
 
     async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage:
         self.check_field_selector(opts.field_selector)
@@ -417,23 +416,20 @@ class Store:
             return None
         return StoredObject.from_kv(gone)
 
-    async def delete_collection(
-        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
-    ) -> list[StoredObject]:
-        """Delete every match, one by one (not atomic, as in Kubernetes)."""
+    async def delete_collection(self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions) -> ListPage:
+        """Delete every match, one by one (not atomic, as in Kubernetes); the answer is the list
+        as it was read before the deletes, as ``Store.DeleteCollection`` answers (its
+        resourceVersion, and with ``limit`` its continue token: only that page is deleted)."""
         page = await self.list(ctx, list_opts)
-        deleted = []
         for item in page.items:
             meta = item.obj["metadata"]
             item_ctx = dataclasses.replace(ctx, namespace=meta.get("namespace", ""), name=meta["name"])
             try:
-                obj, _ = await self.delete(item_ctx, meta["name"], opts)
+                await self.delete(item_ctx, meta["name"], opts)
             except errors.APIError as err:
-                if err.code == 404:
-                    continue
-                raise
-            deleted.append(obj)
-        return deleted
+                if err.code != 404:
+                    raise
+        return page
 
     def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
         """Worded as ``rest.BeforeDelete`` words them (on the kind, as Kubernetes names it there)."""

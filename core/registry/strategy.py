@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from core.meta.errors import FieldError
+from core.meta.selectors import FieldPath
 from core.meta.validation import is_dns1123_subdomain
 from core.registry.printing import DEFAULT_COLUMNS, Column
 from core.runtime.gvk import GroupVersionKind
@@ -53,9 +54,13 @@ class Strategy:
     allow_create_on_update: bool = False
     #: PUT without metadata.resourceVersion overwrites (True) or is refused with 422 (False).
     allow_unconditional_update: bool = True
-    #: Field selector labels beyond metadata.name/metadata.namespace, mapped to the JSON path
-    #: (in the storage version) they read, e.g. ``{"status.phase": "status.phase"}``.
-    selectable_fields: Mapping[str, str] = {}
+    #: The field selector labels of a kind with labels of its own, every one (metadata.name and
+    #: metadata.namespace too, where the kind takes them), as its Go field label conversion
+    #: function lists them; each maps to the JSON path it reads in the storage version, or to a
+    #: function of the object, e.g. ``{"metadata.name": "metadata.name", "status.phase":
+    #: "status.phase"}``. Empty: metadata.name and metadata.namespace only, and another label is
+    #: refused with the message of ``DefaultMetaV1FieldSelectorConversion``.
+    selectable_fields: Mapping[str, FieldPath] = {}
     #: Validates metadata.name; returns problem descriptions (k8s ``ValidateNameFunc``).
     name_validator: Callable[[str], list[str]] = staticmethod(is_dns1123_subdomain)
     #: Top-level or dotted paths this strategy overwrites on a write (``GetResetFields``), so no

@@ -27,7 +27,7 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, negotiation, params, patch, strategic, tables
+from core.server import fieldmanager, negotiation, params, partial_metadata, patch, strategic, tables
 from core.server.decoding import Decoded
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
@@ -94,32 +94,34 @@ class ResourceEndpoints:
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        printer = self._printer(request, info, rt)
+        view = self._view(request, info, rt)
         stored = await store.get(_context(info), info.name)
-        if printer is not None:
-            return tables.table_response(200, printer.table([stored]))
+        if view is not None:
+            return _view_response(view, view.object(stored))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        printer = self._printer(request, info, rt)
+        view = self._view(request, info, rt)
         page = await store.list(_context(info), params.list_options(request.query))
-        if printer is not None:
-            return tables.table_response(200, printer.table(page.items, page.resource_version, page.continue_))
+        if view is not None:
+            return _view_response(view, view.listing(page.items, page.resource_version, page.continue_))
         return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
 
-    def _printer(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> tables.TableBuilder | None:
-        """A TableBuilder when the client asked for a Table (``kubectl get``), else None."""
-        if not tables.wants_table(request):
-            return None
-        strategy = self.registry.strategy(rt.group, rt.plural)
-        return tables.TableBuilder(rt, strategy.columns if strategy else (), info.version, tables.include_object(request))
+    def _view(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> View | None:
+        """How the client asked to see the objects when not as themselves: a Table (``kubectl
+        get``) or PartialObjectMetadata (client-go's metadata client); else None."""
+        if tables.wants_table(request):
+            strategy = self.registry.strategy(rt.group, rt.plural)
+            return tables.TableBuilder(rt, strategy.columns if strategy else (), info.version, tables.include_object(request))
+        partial = partial_metadata.wanted(request)
+        return partial_metadata.PartialMetadata(*partial, rt) if partial else None
 
     async def watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
-        printer = self._printer(request, info, rt)
+        view = self._view(request, info, rt)
         events = await store.watch(_context(info), opts)
-        content_type = tables.TABLE if printer is not None else negotiation.JSON
+        content_type = view.content_type if view is not None else negotiation.JSON
         response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
         await response.prepare(request)
@@ -137,7 +139,7 @@ class ResourceEndpoints:
                         await response.write(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
                     continue
                 last_rv = str(batch[-1].obj.revision)
-                await response.write(b"".join(self._event_line(rt, e, info.version, printer) for e in batch))
+                await response.write(b"".join(self._event_line(rt, e, info.version, view) for e in batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
                 await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
@@ -149,15 +151,15 @@ class ResourceEndpoints:
             await response.write_eof()
         return response
 
-    def _event_line(self, rt: ResourceType, event: WatchEvent, version: str, printer: tables.TableBuilder | None) -> bytes:
+    def _event_line(self, rt: ResourceType, event: WatchEvent, version: str, view: View | None) -> bytes:
         """One watch line; every watcher of the same storage event shares it per version and
-        format (JSON, or a Table with or without the object)."""
+        format (JSON, a Table with or without the object, PartialObjectMetadata)."""
         if not self.share_watch_encoding:  # the naive way, for benchmarks: all work per watcher
             event = WatchEvent(event.type, event.obj.copy())
-        key = (event.type, version) if printer is None else (event.type, version, tables.TABLE, printer.include)
+        key = (event.type, version) if view is None else (event.type, version, *view.memo_key)
         line = event.memo.get(key)
         if line is None:
-            obj = _to_version(rt, event.obj, version) if printer is None else printer.table([event.obj])
+            obj = _to_version(rt, event.obj, version) if view is None else view.watch_object(event.obj)
             line = event.memo[key] = negotiation.encode_json({"type": event.type, "object": obj})
         return line
 
@@ -287,8 +289,16 @@ class ResourceEndpoints:
         list_opts = params.list_options(request.query)
         opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
         ctx = _context(info, dry_run=bool(opts.dry_run))
-        deleted = await store.delete_collection(ctx, list_opts, opts)
-        return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
+        listed = await store.delete_collection(ctx, list_opts, opts)
+        return negotiation.respond(request, 200, _list_body(rt, info.version, listed.items, listed.resource_version, listed.continue_))
+
+
+#: A way of answering with the objects other than as themselves (see ``Handlers._view``).
+View = tables.TableBuilder | partial_metadata.PartialMetadata
+
+
+def _view_response(view: View, body: dict[str, Any]) -> web.Response:
+    return web.Response(status=200, body=negotiation.encode_json(body), headers={"Content-Type": view.content_type})
 
 
 def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:

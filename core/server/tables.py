@@ -16,7 +16,6 @@ from core.meta import errors
 from core.registry.printing import Column
 from core.registry.stored import StoredObject
 from core.runtime.scheme import ResourceType
-from core.server import negotiation
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
@@ -43,6 +42,21 @@ class TableBuilder:
     def __init__(self, rt: ResourceType, columns: Sequence[Column], version: str, include: str) -> None:
         self.rt, self.columns, self.version, self.include = rt, columns, version, include
 
+    content_type = TABLE
+
+    @property
+    def memo_key(self) -> tuple[str, str]:
+        return TABLE, self.include
+
+    def object(self, stored: StoredObject) -> dict[str, Any]:
+        """A GET's answer: a Table of one row (a watch event's object too)."""
+        return self.table([stored])
+
+    watch_object = object
+
+    def listing(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
+        return self.table(items, resource_version, token)
+
     def table(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
         meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
         if token:
@@ -65,5 +79,3 @@ class TableBuilder:
         return row
 
 
-def table_response(status: int, table: dict[str, Any]) -> web.Response:
-    return web.Response(status=status, body=negotiation.encode_json(table), headers={"Content-Type": TABLE})

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from core.meta.selectors import META_FIELDS
 from core.meta.types import Condition, ObjectMeta
 from core.meta.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from core.registry.printing import AGE, NAME, Column, dig
@@ -218,6 +219,7 @@ class ServiceStrategy(Strategy):
     name_validator = staticmethod(is_dns1035_label)
     columns = SERVICE_COLUMNS
     return_deleted_object = True
+    selectable_fields = {**META_FIELDS, "spec.clusterIP": "spec.clusterIP", "spec.type": "spec.type"}
 
     def prepare_for_create(self, ctx: RequestContext, obj: Service) -> None:
         obj.status = ServiceStatus()

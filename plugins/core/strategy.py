@@ -7,6 +7,7 @@ from typing import Any
 
 from core.meta import clock, errors
 from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from core.meta.selectors import META_FIELDS, bool_field
 from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
 from core.runtime.gvk import GroupVersionKind
@@ -44,6 +45,7 @@ class NamespaceStrategy(Strategy):
     columns = printers.NAMESPACE_COLUMNS
     verbs = RESOURCE_VERBS - {"deletecollection"}
     return_deleted_object = True
+    selectable_fields = {"metadata.name": "metadata.name", "status.phase": "status.phase"}
 
     def prepare_for_create(self, ctx: RequestContext, obj: Namespace) -> None:
         obj.status = NamespaceStatus(phase="Active")
@@ -87,17 +89,27 @@ class NamespaceFinalizeStrategy(NamespaceStrategy):
 
 
 # -- Pod ---------------------------------------------------------------------------------------
+def _first_pod_ip(pod: dict[str, Any]) -> str:
+    """``status.podIP`` as Go's field set reads it: the first of ``status.podIPs``."""
+    ips = (pod.get("status") or {}).get("podIPs")
+    return ips[0].get("ip", "") if isinstance(ips, list) and ips and isinstance(ips[0], dict) else ""
+
+
 class PodStrategy(Strategy):
     columns = printers.POD_COLUMNS
     return_deleted_object = True
     selectable_fields = {
+        **META_FIELDS,
         "spec.nodeName": "spec.nodeName",
+        "spec.host": "spec.nodeName",  # what pre-1.0 clients send; converted as kube-apiserver does
         "spec.restartPolicy": "spec.restartPolicy",
         "spec.schedulerName": "spec.schedulerName",
         "spec.serviceAccountName": "spec.serviceAccountName",
-        "spec.hostNetwork": "spec.hostNetwork",
+        "spec.hostNetwork": bool_field("spec.hostNetwork"),
         "status.phase": "status.phase",
-        "status.podIP": "status.podIP",
+        "status.podIP": _first_pod_ip,
+        # accepted by Go's conversion but absent from its field set: it always reads ""
+        "status.podIPs": lambda pod: "",
         "status.nominatedNodeName": "status.nominatedNodeName",
     }
 
@@ -215,6 +227,12 @@ def _qos_class(pod: Pod) -> str:
 
 
 # -- Event, ConfigMap, Secret ------------------------------------------------------------------
+def _event_source(event: dict[str, Any]) -> str:
+    """An Event's ``source``: its source component, else its reporting controller."""
+    source = event.get("source")
+    return (source.get("component") if isinstance(source, dict) else "") or event.get("reportingComponent") or ""
+
+
 class EventStrategy(Strategy):
     columns = printers.EVENT_COLUMNS
     selectable_fields = {
@@ -227,8 +245,9 @@ class EventStrategy(Strategy):
         "involvedObject.fieldPath": "involvedObject.fieldPath",
         "reason": "reason",
         "reportingComponent": "reportingComponent",
-        "source": "source.component",
+        "source": _event_source,
         "type": "type",
+        **META_FIELDS,
     }
 
     def validate(self, ctx: RequestContext, obj: Event) -> list[FieldError]:
@@ -249,7 +268,7 @@ class ConfigMapStrategy(Strategy):
 
 
 class SecretStrategy(Strategy):
-    selectable_fields = {"type": "type"}
+    selectable_fields = {"type": "type", **META_FIELDS}
     columns = printers.SECRET_COLUMNS
 
     def validate(self, ctx: RequestContext, obj: Secret) -> list[FieldError]:
@@ -276,7 +295,7 @@ class NodeStrategy(Strategy):
     an update keeps the stored status, and ``/status`` keeps the spec."""
 
     columns = printers.NODE_COLUMNS
-    selectable_fields = {"spec.unschedulable": "spec.unschedulable"}
+    selectable_fields = {"metadata.name": "metadata.name", "spec.unschedulable": bool_field("spec.unschedulable")}
 
     def prepare_for_create(self, ctx: RequestContext, obj: Node) -> None:
         _sync_pod_cidrs(obj.spec)
