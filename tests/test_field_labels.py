@@ -69,9 +69,10 @@ async def test_service_labels(api: Client) -> None:
         reply = await api.post(services, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
                                           "spec": {"ports": [{"port": 80}], **spec}})
         assert reply.status == 201, reply
-    assert await _names(api, services, "spec.clusterIP!=None") == ["edge", "web"]  # as the kubelet watches them
+    # default/kubernetes (the API server's own Service) is there too
+    assert await _names(api, services, "spec.clusterIP!=None") == ["edge", "kubernetes", "web"]  # as the kubelet watches them
     assert await _names(api, services, "spec.type=NodePort") == ["edge"]
-    assert await _names(api, services, "spec.type=ClusterIP,metadata.name!=web") == ["headless"]
+    assert await _names(api, services, "spec.type=ClusterIP,metadata.name!=web") == ["headless", "kubernetes"]
 
 
 async def test_event_source_falls_back_to_the_reporting_controller(api: Client) -> None:
