@@ -26,7 +26,7 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, negotiation, ownership, params, patch, strategic, tables
+from core.server import fieldmanager, listing, negotiation, ownership, params, patch, strategic, tables
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
 
@@ -53,6 +53,7 @@ class ResourceEndpoints:
         self.registry = registry
         self.bookmark_interval = bookmark_interval
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
+        self.lists = listing.ListWriter()
         self._watches: set[asyncio.Task[Any]] = set()
 
     async def close_watches(self, app: web.Application | None = None) -> None:
@@ -98,12 +99,27 @@ class ResourceEndpoints:
             return tables.table_response(200, printer.table([stored]))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
-    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         printer = self._printer(request, info, rt)
-        page = await store.list(_context(request, info), params.list_options(request.query))
+        opts = params.list_options(request.query)
+        async with self.lists.turn():
+            page = await store.list(_context(request, info), opts)
         if printer is not None:
-            return tables.table_response(200, printer.table(page.items, page.resource_version, page.continue_))
-        return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
+            return await self.lists.send(request, 200, printer.envelope(page.resource_version, page.continue_), page.items,
+                                         lambda item: orjson.dumps(printer.row(item)), tables.TABLE)
+        return await self._send_list(request, rt, info.version, page.items, page.resource_version, page.continue_)
+
+    async def _send_list(self, request: web.Request, rt: ResourceType, version: str, items: list[StoredObject],
+                         rv: str, token: str) -> web.StreamResponse:
+        """The ``<Kind>List`` of ``items`` in ``version``, written in pieces (:mod:`core.server.listing`)."""
+        meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
+        if token:
+            meta["continue"] = token
+        envelope = {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version, "metadata": meta, "items": []}
+        if version == rt.storage_version:
+            return await self.lists.send(request, 200, envelope, items, StoredObject.json)
+        return await self.lists.send(request, 200, envelope, items,
+                                     lambda item: orjson.dumps(rt.convert(item.obj, rt.storage_version, version)))
 
     def _printer(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> tables.TableBuilder | None:
         """A TableBuilder when the client asked for a Table (``kubectl get``), else None."""
@@ -273,12 +289,12 @@ class ResourceEndpoints:
             return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
-    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         list_opts = params.list_options(request.query)
         opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
         ctx = _context(request, info, dry_run=bool(opts.dry_run))
         deleted = await store.delete_collection(ctx, list_opts, opts)
-        return negotiation.respond(request, 200, _list_body(rt, info.version, deleted, "", ""))
+        return await self._send_list(request, rt, info.version, deleted, "", "")
 
 
 def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
@@ -310,18 +326,6 @@ def _to_version(rt: ResourceType, stored: StoredObject, version: str) -> dict[st
     if version == rt.storage_version:
         return stored.fragment()
     return rt.convert(stored.obj, rt.storage_version, version)
-
-
-def _list_body(rt: ResourceType, version: str, items: list[StoredObject], rv: str, token: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
-    if token:
-        meta["continue"] = token
-    return {
-        "kind": rt.list_kind,
-        "apiVersion": GroupVersion(rt.group, version).api_version,
-        "metadata": meta,
-        "items": [_to_version(rt, item, version) for item in items],
-    }
 
 
 def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:

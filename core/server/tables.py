@@ -44,6 +44,10 @@ class TableBuilder:
         self.rt, self.columns, self.version, self.include = rt, columns, version, include
 
     def table(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
+        return {**self.envelope(resource_version, token), "rows": [self.row(item) for item in items]}
+
+    def envelope(self, resource_version: str = "", token: str = "") -> dict[str, Any]:
+        """The Table without rows (``rows`` is its last field, an empty list)."""
         meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
         if token:
             meta["continue"] = token
@@ -52,7 +56,7 @@ class TableBuilder:
             "apiVersion": "meta.k8s.io/v1",
             "metadata": meta,
             "columnDefinitions": [c.definition() for c in self.columns],
-            "rows": [self.row(item) for item in items],
+            "rows": [],
         }
 
     def row(self, stored: StoredObject) -> dict[str, Any]:
