@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -104,22 +104,15 @@ class ResourceEndpoints:
         opts = params.list_options(request.query)
         async with self.lists.turn():
             page = await store.list(_context(request, info), opts)
+        items, rv, token = [stored.pack() for stored in page.items], page.resource_version, page.continue_
+        del page  # held while the answer is sent, only the packed items remain
         if printer is not None:
-            return await self.lists.send(request, 200, printer.envelope(page.resource_version, page.continue_), page.items,
-                                         lambda item: orjson.dumps(printer.row(item)), tables.TABLE)
-        return await self._send_list(request, rt, info.version, page.items, page.resource_version, page.continue_)
-
-    async def _send_list(self, request: web.Request, rt: ResourceType, version: str, items: list[StoredObject],
-                         rv: str, token: str) -> web.StreamResponse:
-        """The ``<Kind>List`` of ``items`` in ``version``, written in pieces (:mod:`core.server.listing`)."""
-        meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
-        if token:
-            meta["continue"] = token
-        envelope = {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version, "metadata": meta, "items": []}
-        if version == rt.storage_version:
-            return await self.lists.send(request, 200, envelope, items, StoredObject.json)
-        return await self.lists.send(request, 200, envelope, items,
-                                     lambda item: orjson.dumps(rt.convert(item.obj, rt.storage_version, version)))
+            table = printer
+            return await self.lists.send(request, 200, table.envelope(rv, token), items,
+                                         lambda packed: orjson.dumps(table.row(StoredObject.unpack(packed))), tables.TABLE)
+        item_json = _json_in(rt, info.version)
+        return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), items,
+                                     lambda packed: item_json(StoredObject.unpack(packed)))
 
     def _printer(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> tables.TableBuilder | None:
         """A TableBuilder when the client asked for a Table (``kubectl get``), else None."""
@@ -294,7 +287,7 @@ class ResourceEndpoints:
         opts = params.delete_options(request.query, await _optional_body(request), _api_versions(rt))
         ctx = _context(request, info, dry_run=bool(opts.dry_run))
         deleted = await store.delete_collection(ctx, list_opts, opts)
-        return await self._send_list(request, rt, info.version, deleted, "", "")
+        return await self.lists.send(request, 200, _list_envelope(rt, info.version, "", ""), deleted, _json_in(rt, info.version))
 
 
 def _context(request: web.Request, info: RequestInfo, *, dry_run: bool | None = None) -> RequestContext:
@@ -326,6 +319,21 @@ def _to_version(rt: ResourceType, stored: StoredObject, version: str) -> dict[st
     if version == rt.storage_version:
         return stored.fragment()
     return rt.convert(stored.obj, rt.storage_version, version)
+
+
+def _list_envelope(rt: ResourceType, version: str, rv: str, token: str) -> dict[str, Any]:
+    """A ``<Kind>List`` with its items left out (``items`` is its last field, ``[]``)."""
+    meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
+    if token:
+        meta["continue"] = token
+    return {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version, "metadata": meta, "items": []}
+
+
+def _json_in(rt: ResourceType, version: str) -> Callable[[StoredObject], bytes]:
+    """How to write one object of a list in ``version``: the stored bytes, or converted."""
+    if version == rt.storage_version:
+        return StoredObject.json
+    return lambda stored: orjson.dumps(rt.convert(stored.obj, rt.storage_version, version))
 
 
 def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:

@@ -22,8 +22,9 @@ other request (a GET, ``/readyz``, the controllers' own traffic) waiting behind 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import orjson
@@ -46,9 +47,14 @@ class ListWriter:
     def __init__(self, encoders: int = ENCODERS) -> None:
         self._turns = asyncio.Semaphore(encoders)
 
-    def turn(self) -> asyncio.Semaphore:
-        """``async with writer.turn():`` around a LIST's CPU-heavy work (its storage read)."""
-        return self._turns
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """``async with writer.turn():`` around a piece of a LIST's CPU work (its storage read).
+        The turn is held until the loop has run everyone else once: released at once, the next
+        LIST would take it in the same pass of the loop, and they would all run back to back."""
+        async with self._turns:
+            yield
+            await asyncio.sleep(0)
 
     async def send(self, request: web.Request, status: int, envelope: dict[str, Any], items: list[T],
                    encode: Callable[[T], bytes], content_type: str = negotiation.JSON) -> web.StreamResponse:
@@ -58,7 +64,7 @@ class ListWriter:
         head, tail = _split(envelope)
         if content_type == negotiation.JSON and negotiation.wants_yaml(request):
             return await self._yaml(status, head, tail, items, encode)
-        first = await self._piece(items, encode, yield_first=False)
+        first = await self._piece(items, encode)
         if not items:
             return web.Response(status=status, body=head + first + tail, headers={"Content-Type": content_type})
         response = web.StreamResponse(status=status, headers={"Content-Type": content_type})
@@ -78,12 +84,10 @@ class ListWriter:
             request.protocol.force_close()
         return response
 
-    async def _piece(self, items: list[T], encode: Callable[[T], bytes], *, yield_first: bool = True) -> bytes:
+    async def _piece(self, items: list[T], encode: Callable[[T], bytes]) -> bytes:
         """The next items' JSON, comma-separated and escaped as Go escapes, in one turn; they are
         removed from ``items``."""
-        if yield_first:
-            await asyncio.sleep(0)  # a turn free at once would not let anyone else run
-        async with self._turns:
+        async with self.turn():
             parts, size = [], 0
             for item in items:
                 if len(parts) == PIECE_ITEMS or size >= PIECE_BYTES:
@@ -92,7 +96,8 @@ class ListWriter:
                 parts.append(data)
                 size += len(data)
             del items[: len(parts)]
-            return negotiation.go_escape(b",".join(parts))
+            piece = negotiation.go_escape(b",".join(parts))
+        return piece
 
     async def _yaml(self, status: int, head: bytes, tail: bytes, items: list[T], encode: Callable[[T], bytes]) -> web.Response:
         """The list as YAML: JSON in pieces as for JSON, then PyYAML (seconds for a large list) in
