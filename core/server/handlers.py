@@ -105,11 +105,11 @@ class ResourceEndpoints:
         async with self.lists.turn():
             page = await store.list(_context(request, info), opts)
         items, rv, token = [stored.pack() for stored in page.items], page.resource_version, page.continue_
-        del page  # held while the answer is sent, only the packed items remain
+        del page  # only the packed items are held while the answer is sent
         if printer is not None:
-            table = printer
-            return await self.lists.send(request, 200, table.envelope(rv, token), items,
-                                         lambda packed: orjson.dumps(table.row(StoredObject.unpack(packed))), tables.TABLE)
+            row = printer.row
+            return await self.lists.send(request, 200, printer.envelope(rv, token), items,
+                                         lambda packed: orjson.dumps(row(StoredObject.unpack(packed))), tables.TABLE)
         item_json = _json_in(rt, info.version)
         return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), items,
                                      lambda packed: item_json(StoredObject.unpack(packed)))
