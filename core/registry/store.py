@@ -144,9 +144,11 @@ class Store:
                 raise _too_large(err.requested, err.current) from None
             revision, min_revision = page.revision, None  # later pages: the first one's snapshot
             for kv in page.items:
-                stored = StoredObject.from_kv(kv)
-                if not filtered or self.matches(stored.obj, opts.label_selector, opts.field_selector):
-                    items.append(stored)
+                # Matched against a decoded copy that is dropped at once: thousands of decoded
+                # objects kept alive until the answer is written cost more in garbage collection
+                # than decoding again the few that need it (Tables, other versions).
+                if not filtered or self.matches(StoredObject.from_kv(kv).obj, opts.label_selector, opts.field_selector):
+                    items.append(StoredObject.from_kv(kv))
             if page.items:
                 start_after = page.items[-1].key
             if not page.more or not opts.limit or len(items) >= opts.limit:

@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,7 +128,9 @@ class APIServer:
         app.router.add_get("/debug/plugins", self._debug_plugins)
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True)
+        # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
+        # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
+        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN)
         await site.start()
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

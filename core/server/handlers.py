@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -27,7 +27,7 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, negotiation, params, partial_metadata, patch, strategic, tables
+from core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, strategic, tables
 from core.server.decoding import Decoded
 from core.server.ownership import FieldTracker
 from core.server.requestinfo import RequestInfo, parse_resource_path
@@ -55,6 +55,7 @@ class ResourceEndpoints:
         self.registry = registry
         self.bookmark_interval = bookmark_interval
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
+        self.lists = listing.ListWriter()
         self._watches: set[asyncio.Task[Any]] = set()
 
     async def close_watches(self, app: web.Application | None = None) -> None:
@@ -100,12 +101,20 @@ class ResourceEndpoints:
             return _view_response(view, view.object(stored))
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
-    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         view = self._view(request, info, rt)
-        page = await store.list(_context(info), params.list_options(request.query))
+        opts = params.list_options(request.query)
+        async with self.lists.turn():
+            page = await store.list(_context(info), opts)
+        items, rv, token = [stored.pack() for stored in page.items], page.resource_version, page.continue_
+        del page  # only the packed items are held while the answer is sent
         if view is not None:
-            return _view_response(view, view.listing(page.items, page.resource_version, page.continue_))
-        return negotiation.respond(request, 200, _list_body(rt, info.version, page.items, page.resource_version, page.continue_))
+            envelope, item = view.envelope(rv, token), view.item
+            return await self.lists.send(request, 200, envelope, items,
+                                         lambda packed: orjson.dumps(item(StoredObject.unpack(packed))), view.content_type)
+        item_json = _json_in(rt, info.version)
+        return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), items,
+                                     lambda packed: item_json(StoredObject.unpack(packed)))
 
     def _view(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> View | None:
         """How the client asked to see the objects when not as themselves: a Table (``kubectl
@@ -285,12 +294,13 @@ class ResourceEndpoints:
             return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
-    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         list_opts = params.list_options(request.query)
         opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
         ctx = _context(info, dry_run=bool(opts.dry_run))
         listed = await store.delete_collection(ctx, list_opts, opts)
-        return negotiation.respond(request, 200, _list_body(rt, info.version, listed.items, listed.resource_version, listed.continue_))
+        envelope = _list_envelope(rt, info.version, listed.resource_version, listed.continue_)
+        return await self.lists.send(request, 200, envelope, listed.items, _json_in(rt, info.version))
 
 
 #: A way of answering with the objects other than as themselves (see ``Handlers._view``).
@@ -332,16 +342,19 @@ def _to_version(rt: ResourceType, stored: StoredObject, version: str) -> dict[st
     return rt.convert(stored.obj, rt.storage_version, version)
 
 
-def _list_body(rt: ResourceType, version: str, items: list[StoredObject], rv: str, token: str) -> dict[str, Any]:
+def _list_envelope(rt: ResourceType, version: str, rv: str, token: str) -> dict[str, Any]:
+    """A ``<Kind>List`` with its items left out (``items`` is its last field, ``[]``)."""
     meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
     if token:
         meta["continue"] = token
-    return {
-        "kind": rt.list_kind,
-        "apiVersion": GroupVersion(rt.group, version).api_version,
-        "metadata": meta,
-        "items": [_to_version(rt, item, version) for item in items],
-    }
+    return {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version, "metadata": meta, "items": []}
+
+
+def _json_in(rt: ResourceType, version: str) -> Callable[[StoredObject], bytes]:
+    """How to write one object of a list in ``version``: the stored bytes, or converted."""
+    if version == rt.storage_version:
+        return StoredObject.json
+    return lambda stored: orjson.dumps(rt.convert(stored.obj, rt.storage_version, version))
 
 
 def _success(rt: ResourceType, stored: StoredObject) -> dict[str, Any]:

@@ -84,28 +84,46 @@ def wants_yaml(request: web.Request) -> bool:
 
 
 # What Go's encoding/json escapes inside strings that orjson writes as they are (SetEscapeHTML,
-# on by default, and the JavaScript line separators). They occur only inside strings.
-_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
-               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+# on by default, and the JavaScript line separators). They occur only inside strings, so any
+# piece of a document that holds whole strings can be escaped on its own.
+_HTML_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
+_SEPARATOR_LEAD = "\u2028".encode()[:1]  # the first byte of U+2028 and U+2029 in UTF-8
+_SEPARATOR_ESCAPES = (("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+def go_escape(data: bytes) -> bytes:
+    """``data`` with Go's escapes. Every response goes through here, so the common case (none
+    of those characters) costs single-byte scans only: a search for a 3-byte sequence is ~100
+    times slower than one for a byte, and took 40% of a large LIST's time."""
+    for raw, escaped in _HTML_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    if _SEPARATOR_LEAD in data:
+        for raw, escaped in _SEPARATOR_ESCAPES:
+            if raw in data:
+                data = data.replace(raw, escaped)
+    return data
 
 
 def encode_json(body: Any) -> bytes:
     """``body`` exactly as kube-apiserver's JSON serializer writes it (a ``json.Encoder``): Go's
-    escapes, and a trailing newline. Every JSON body and watch line leaves through here, so
-    clients that compare bytes see what they would see from Kubernetes."""
-    data = orjson.dumps(body)
-    for raw, escaped in _GO_ESCAPES:
-        if raw in data:
-            data = data.replace(raw, escaped)
-    return data + b"\n"
+    escapes, and a trailing newline. Every JSON body and watch line leaves through here (or, for
+    LISTs, through :func:`go_escape` piece by piece), so clients that compare bytes see what
+    they would see from Kubernetes."""
+    return go_escape(orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE))
+
+
+def encode_yaml(body: Any) -> bytes:
+    """``body`` as YAML, in its fields' order."""
+    plain = orjson.loads(orjson.dumps(body))  # resolves orjson.Fragment parts
+    return yaml.safe_dump(plain, sort_keys=False).encode()
 
 
 def respond(request: web.Request, status: int, body: Any, warnings: list[str] | None = None,
             content_type: str = JSON) -> web.Response:
     """A response with ``body`` as JSON (or YAML when asked) and Warning headers."""
     if wants_yaml(request):
-        plain = orjson.loads(orjson.dumps(body))  # resolves orjson.Fragment parts
-        response = web.Response(status=status, body=yaml.safe_dump(plain, sort_keys=False).encode(), content_type=YAML)
+        response = web.Response(status=status, body=encode_yaml(body), content_type=YAML)
     else:
         response = web.Response(status=status, body=encode_json(body), headers={"Content-Type": content_type})
     for text in warnings or ():

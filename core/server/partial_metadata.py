@@ -9,7 +9,6 @@ where the other is served is a 406, as ``asPartialObjectMetadata(List)`` refuses
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
@@ -43,23 +42,23 @@ class PartialMetadata:
         """One object (a GET, a watch event)."""
         if self.kind == LIST:
             raise _not_acceptable(f"you requested {LIST}, but the requested object is not a list ({self.rt.kind})")
-        return self._partial(stored)
+        return self.item(stored)
 
-    def listing(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
+    def envelope(self, resource_version: str = "", token: str = "") -> dict[str, Any]:
+        """A LIST's answer without its items (``items``, its last field, is an empty list)."""
         if self.kind == OBJECT:
             raise _not_acceptable(f"you requested {OBJECT}, but the requested object is a list ({self.rt.list_kind})")
         meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
         if token:
             meta["continue"] = token
-        return {"kind": LIST, "apiVersion": f"meta.k8s.io/{self.version}", "metadata": meta,
-                "items": [self._partial(item) for item in items]}
+        return {"kind": LIST, "apiVersion": f"meta.k8s.io/{self.version}", "metadata": meta, "items": []}
 
-    def watch_object(self, stored: StoredObject) -> dict[str, Any]:
-        """A watch event's object: a PartialObjectMetadata whichever of the two was asked for."""
-        return self._partial(stored)
-
-    def _partial(self, stored: StoredObject) -> dict[str, Any]:
+    def item(self, stored: StoredObject) -> dict[str, Any]:
+        """One object as PartialObjectMetadata: a list's item, and a watch event's object
+        whichever of the two kinds was asked for."""
         return {"kind": OBJECT, "apiVersion": f"meta.k8s.io/{self.version}", "metadata": stored.obj["metadata"]}
+
+    watch_object = item
 
 
 def _not_acceptable(message: str) -> errors.APIError:

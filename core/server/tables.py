@@ -54,10 +54,11 @@ class TableBuilder:
 
     watch_object = object
 
-    def listing(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
-        return self.table(items, resource_version, token)
-
     def table(self, items: Sequence[StoredObject], resource_version: str = "", token: str = "") -> dict[str, Any]:
+        return {**self.envelope(resource_version, token), "rows": [self.item(item) for item in items]}
+
+    def envelope(self, resource_version: str = "", token: str = "") -> dict[str, Any]:
+        """The Table without rows (``rows`` is its last field, an empty list)."""
         meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
         if token:
             meta["continue"] = token
@@ -66,10 +67,11 @@ class TableBuilder:
             "apiVersion": "meta.k8s.io/v1",
             "metadata": meta,
             "columnDefinitions": [c.definition() for c in self.columns],
-            "rows": [self.row(item) for item in items],
+            "rows": [],
         }
 
-    def row(self, stored: StoredObject) -> dict[str, Any]:
+    def item(self, stored: StoredObject) -> dict[str, Any]:
+        """One object's row."""
         obj = stored.obj
         row: dict[str, Any] = {"cells": [column.cell(obj) for column in self.columns]}
         if self.include == "Metadata":
