@@ -128,6 +128,15 @@ class Informer:
                 _notify(h.on_delete, obj)
 
 
+async def wait_synced(*informers: Informer) -> None:
+    """Until every one of ``informers`` has listed (client-go's ``WaitForCacheSync``).
+
+    One after the other rather than through ``asyncio.gather``: a gather cancelled at shutdown
+    can leave a future whose CancelledError nobody retrieves, which asyncio logs as an error."""
+    for informer in informers:
+        await informer.synced.wait()
+
+
 def _notify(handler: Callable[..., None], *objects: Obj) -> None:
     """Call one handler; its bug is logged, never allowed to stop the informer feeding the others."""
     try:
@@ -163,9 +172,9 @@ class SharedInformerFactory:
 
     async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """True once every started informer has listed; False on timeout."""
-        waits = [self._informers[key].synced.wait() for key in self._tasks]
         try:
-            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+            async with asyncio.timeout(timeout):
+                await wait_synced(*(self._informers[key] for key in self._tasks))
         except TimeoutError:
             return False
         return True

@@ -32,7 +32,7 @@ import aiohttp
 
 from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
-from core.client.informer import Handlers, SharedInformerFactory
+from core.client.informer import Handlers, SharedInformerFactory, wait_synced
 from core.client.rest import ApiError, RESTClient
 from core.client.workqueue import WorkQueue
 from core.controllers import ownership as own
@@ -93,7 +93,7 @@ class SimulatedNodes:
         self.node_informer.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda _, node: self._node_changed(node)))
         self.informers.start()
         self.recorder.start()
-        await asyncio.gather(self.pod_informer.synced.wait(), self.node_informer.synced.wait())
+        await wait_synced(self.pod_informer, self.node_informer)
         workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
         try:
             while True:

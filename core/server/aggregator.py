@@ -85,7 +85,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from core.client.informer import Handlers, Informer, SharedInformerFactory
+from core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from core.meta import errors
 from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from core.runtime.gvk import version_priority_key
@@ -263,9 +263,9 @@ class Aggregator:
 
     async def start(self, sync_timeout: float = 10.0) -> None:
         """Wait until the informers listed (call after starting them)."""
-        waits = [i.synced.wait() for i in (self.api_services, self.services) if i is not None]
         try:
-            await asyncio.wait_for(asyncio.gather(*waits), sync_timeout)
+            async with asyncio.timeout(sync_timeout):
+                await wait_synced(*(i for i in (self.api_services, self.services) if i is not None))
         except TimeoutError:
             log.warning("aggregator: APIServices not listed within %ss; proxying starts once they are", sync_timeout)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core.client.informer import Handlers, SharedInformerFactory
+from core.client.informer import Handlers, SharedInformerFactory, wait_synced
 from core.client.rest import ApiError, RESTClient
 from core.client.workqueue import WorkQueue
 from core.controllers.worker import work
@@ -39,7 +39,7 @@ class ServiceAccountsController:
         self.informers.start()
         workers: list[asyncio.Task[None]] = []
         try:
-            await asyncio.gather(self.namespace_informer.synced.wait(), self.account_informer.synced.wait())
+            await wait_synced(self.namespace_informer, self.account_informer)
             workers = [asyncio.create_task(work(self.queue, self.sync, name="serviceaccount")) for _ in range(self.workers)]
             await asyncio.gather(*workers)
         finally:

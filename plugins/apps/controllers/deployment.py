@@ -40,7 +40,7 @@ import orjson
 
 from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
-from core.client.informer import Handlers, SharedInformerFactory
+from core.client.informer import Handlers, SharedInformerFactory, wait_synced
 from core.client.rest import ApiError, RESTClient, ResourceClient
 from core.client.workqueue import WorkQueue
 from core.controllers import ownership as own
@@ -96,7 +96,7 @@ class DeploymentController:
         self.recorder.start()
         workers: list[asyncio.Task[None]] = []
         try:
-            await asyncio.gather(*(i.synced.wait() for i in (self.deployments, self.replica_sets, self.pods)))
+            await wait_synced(self.deployments, self.replica_sets, self.pods)
             workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
             await asyncio.gather(*workers)
         finally:

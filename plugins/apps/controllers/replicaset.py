@@ -34,7 +34,7 @@ import aiohttp
 
 from core.client.cache import object_key
 from core.client.events import NORMAL, WARNING, EventRecorder
-from core.client.informer import Handlers, SharedInformerFactory
+from core.client.informer import Handlers, SharedInformerFactory, wait_synced
 from core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
 from core.client.workqueue import WorkQueue
 from core.controllers import ownership as own
@@ -114,7 +114,7 @@ class ReplicaSetController:
         self.recorder.start()
         workers: list[asyncio.Task[None]] = []
         try:
-            await asyncio.gather(self.rs_informer.synced.wait(), self.pod_informer.synced.wait())
+            await wait_synced(self.rs_informer, self.pod_informer)
             workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
             await asyncio.gather(*workers)
         finally:
