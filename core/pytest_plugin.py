@@ -19,8 +19,10 @@ Installed with kplane (the ``pytest11`` entry point), so a test only asks for a 
 
 Fixtures: ``kplane`` (a :class:`Cluster`), ``kplane_kubeconfig`` (its kubeconfig file, for
 ``kubectl``, kopf or any client), ``kplane_client`` (an official ``kubernetes`` ApiClient).
-The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=())``
-chooses what runs. The server runs in a thread of its own with its own event loop, so blocking
+The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=(),
+runtime_config="", apiservice_backends=False)`` chooses what runs (the last two are ``kplane
+serve``'s ``--runtime-config`` and ``--enable-apiservice-backends``, for tests of aggregated API
+servers). The server runs in a thread of its own with its own event loop, so blocking
 clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
 SQLite in the test's ``tmp_path``.
 """
@@ -41,6 +43,8 @@ from typing import Any
 import pytest
 import yaml
 
+from core.runtime.scheme import parse_runtime_config
+from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig
 
 Obj = dict[str, Any]
@@ -223,7 +227,8 @@ class ServerThread:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "kplane(controllers=False, simulated_nodes=3, disable_plugins=()): how the `kplane` fixture's server runs",
+        "kplane(controllers=False, simulated_nodes=3, disable_plugins=(), runtime_config='', apiservice_backends=False): "
+        "how the `kplane` fixture's server runs",
     )
 
 
@@ -238,6 +243,8 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
         run_controllers=bool(options.pop("controllers", False)),
         simulated_nodes=int(options.pop("simulated_nodes", 3)),
         disabled_plugins=frozenset(options.pop("disable_plugins", ())),
+        runtime_config=parse_runtime_config(options.pop("runtime_config", "")),
+        aggregation=AggregatorSettings(backends=bool(options.pop("apiservice_backends", False))),
         leader_election=None,  # one server per test: nothing to elect
     )
     if options:

@@ -112,3 +112,27 @@ def test_typo(kplane):
 ''')
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*UsageError: @pytest.mark.kplane: unknown options*controler*"])
+
+
+def test_runtime_config_and_apiservice_backends(pytester: pytest.Pytester) -> None:
+    """A test of an aggregated API server can let the fixture's server proxy to it, and serve a
+    group/version that is off by default."""
+    result = run(pytester, '''
+import pytest
+
+APISERVICE = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+              "metadata": {"name": "v1.backend.example.com"},
+              "spec": {"group": "backend.example.com", "version": "v1", "url": "http://127.0.0.1:9",
+                       "groupPriorityMinimum": 100, "versionPriority": 10}}
+
+@pytest.mark.kplane(runtime_config="apps/v1beta2=true", apiservice_backends=True)
+def test_on(kplane):
+    kplane.apply(APISERVICE)
+    assert kplane.get("apiregistration.k8s.io/v1", "APIService", "v1.backend.example.com")["spec"]["url"]
+    assert kplane.list("apps/v1beta2", "Deployment") == []
+
+def test_off(kplane):
+    with pytest.raises(Exception, match="enable-apiservice-backends"):
+        kplane.apply(APISERVICE)
+''')
+    result.assert_outcomes(passed=2)
