@@ -24,6 +24,7 @@ from core.server.fieldmanager import (
 )
 from plugins.apiregistration.v1.schemas import APIServiceSchema
 from plugins.apps.v1.schemas import DeploymentSchema
+from plugins.core.v1.schemas import EventSchema
 
 DEPLOYMENT = shape_of(DeploymentSchema)
 T0, T1, T2, T3 = (f"2024-05-01T10:00:0{i}Z" for i in range(4))
@@ -419,19 +420,36 @@ def test_a_pointer_struct_owns_its_dot_a_value_struct_does_not() -> None:
     assert owned(created, "m")["f:spec"]["f:strategy"] == {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}, "f:type": {}}
 
 
-def test_a_field_without_omitempty_is_null_in_the_empty_object_a_create_starts_from() -> None:
-    """APIServiceSpec.service is a pointer without omitempty: ``null`` before the create, so the
-    create owns its fields and not the struct (as it does for ``containers``)."""
+def test_a_pointer_with_omitempty_is_absent_from_the_empty_object_a_create_starts_from() -> None:
+    """APIServiceSpec.service is ``*ServiceReference`` with ``omitempty`` (kube-aggregator's v1
+    types): absent before the create, so the create owns the struct with its ``.``; the int32
+    priorities without ``omitempty`` are 0 there, and a create that sets them owns them."""
     service = {
         "apiVersion": "apiregistration.k8s.io/v1",
         "kind": "APIService",
         "metadata": {"name": "v1.example.com"},
-        "spec": {"service": {"namespace": "default", "name": "api"}, "group": "example.com", "version": "v1"},
+        "spec": {"service": {"namespace": "default", "name": "api"}, "group": "example.com", "version": "v1",
+                 "groupPriorityMinimum": 1000, "versionPriority": 0},
     }
     entries_ = managed_fields_after_update(None, service, shape_of(APIServiceSchema), manager="m",
                                            api_version="apiregistration.k8s.io/v1", now=T0)
+    assert entries_[0]["fieldsV1"] == {"f:spec": {
+        "f:group": {}, "f:groupPriorityMinimum": {}, "f:service": {".": {}, "f:name": {}, "f:namespace": {}},
+        "f:version": {}}}
+
+
+def test_fields_go_always_writes_are_not_owned_at_their_zero_value() -> None:
+    """An Event as the encoder writes it carries ``reportingComponent: ""``, ``source: {}`` and
+    ``firstTimestamp: null`` (no omitempty, or struct values): so does the empty object a create
+    starts from, so only what the client set is owned."""
+    event = {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default", "creationTimestamp": None},
+        "involvedObject": {"kind": "Pod", "name": "p"}, "reason": "Started", "source": {},
+        "firstTimestamp": None, "lastTimestamp": None, "eventTime": None, "reportingComponent": "", "reportingInstance": "kubelet",
+    }
+    entries_ = managed_fields_after_update(None, event, shape_of(EventSchema), manager="m", api_version="v1", now=T0)
     assert entries_[0]["fieldsV1"] == {
-        "f:spec": {"f:group": {}, "f:service": {"f:name": {}, "f:namespace": {}}, "f:version": {}}}
+        "f:involvedObject": {"f:kind": {}, "f:name": {}}, "f:reason": {}, "f:reportingInstance": {}}
 
 
 def test_an_update_never_owns_metadata_itself() -> None:

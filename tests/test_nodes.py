@@ -166,7 +166,8 @@ async def test_a_fail_image_never_becomes_ready(api):
     assert container["state"]["waiting"]["message"] == 'Back-off pulling image "nginx:fail"'
     assert container["ready"] is False and stuck["status"]["phase"] == "Pending"
     assert condition(stuck, "Ready") | {"lastTransitionTime": ""} == {
-        "type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [main]", "lastTransitionTime": ""}
+        "type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [main]",
+        "lastProbeTime": None, "lastTransitionTime": ""}
     assert stuck["spec"]["nodeName"] in SIMULATED and stuck["status"]["podIP"]
     assert (await api.get(f"{PODS}/broken", headers=TABLE)).body["rows"][0]["cells"][1:3] == ["0/1", "ImagePullBackOff"]
 

@@ -50,6 +50,7 @@ def metadata(draw: st.DrawFn) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": draw(names), "namespace": draw(names)}
     if draw(st.booleans()):
         meta["resourceVersion"] = str(draw(st.integers(1, 10**9)))
+    meta["creationTimestamp"] = None  # a metav1.Time value: Go writes it, null when unset
     labels = draw(st.dictionaries(names, label_values, max_size=3))
     if labels:
         meta["labels"] = labels

@@ -46,8 +46,29 @@ def test_renames_and_round_trips() -> None:
     loaded = load(shape_of(Holder), wire)
     assert loaded.errors == [] and loaded.unknown == []
     assert loaded.data == {"container": {"name": "c", "ports": [{"container_port": 80, "host_ip": "1.2.3.4"}]}, "flag": True}
-    assert python_to_wire(shape_of(Holder), loaded.data) == wire
+    assert python_to_wire(shape_of(Holder), loaded.data) == {**wire, "hooked": {}}  # a struct value
     assert wire_to_python(shape_of(Holder), wire) == loaded.data
+
+
+class Written(Schema):
+    """Fields as Go's encoder writes them when unset."""
+
+    name = fields.Str(metadata={"omitempty": False})  # `json:"name"`
+    count = fields.Int(metadata={"omitempty": False})
+    ready = fields.Bool(metadata={"omitempty": False})
+    since = fields.Time(metadata={"omitempty": False})  # a metav1.Time value: null
+    items = fields.List(fields.Str(), metadata={"omitempty": False})  # a slice: null, [] when empty
+    port = fields.Nested(Port)  # a struct value: its own zero object
+    pointer = fields.Nested(Port, metadata={"pointer": True})  # omitempty pointer: left out
+    selector = fields.Nested(Port, metadata={"pointer": True, "omitempty": False})  # null
+    note = fields.Str()  # omitempty: left out
+
+
+def test_unset_fields_are_written_as_go_writes_them() -> None:
+    assert python_to_wire(shape_of(Written), {}) == {
+        "name": "", "count": 0, "ready": False, "since": None, "items": None, "port": {}, "selector": None}
+    assert python_to_wire(shape_of(Written), {"items": [], "pointer": {}, "port": {"host_ip": "h"}})["items"] == []
+    assert python_to_wire(shape_of(Written), {"pointer": {}, "port": {"host_ip": "h"}})["port"] == {"hostIP": "h"}
 
 
 def test_type_errors_have_kube_paths() -> None:

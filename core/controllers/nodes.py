@@ -487,14 +487,16 @@ def _unschedulable_status(pod: Obj, why: str) -> Obj:
 
 def _conditions(status: Obj, now: str, wanted: list[tuple[str, bool, str, str]]) -> list[Obj]:
     """``wanted`` (type, true?, reason and message when false) merged into the pod's conditions;
-    a condition whose status is unchanged keeps its lastTransitionTime."""
+    a condition whose status is unchanged keeps its lastTransitionTime. Each is written whole, as a
+    kubelet's Go PodCondition is (``lastProbeTime`` is a ``metav1.Time`` value: ``null``), so that
+    it compares equal to the stored one."""
     current = {c.get("type"): c for c in status.get("conditions") or []}
     merged = [c for c in status.get("conditions") or [] if c.get("type") not in {w[0] for w in wanted}]
     for kind, true, reason, message in wanted:
         value = "True" if true else "False"
         old = current.get(kind) or {}
         since = old.get("lastTransitionTime") if old.get("status") == value else None
-        condition: Obj = {"type": kind, "status": value, "lastTransitionTime": since or now}
+        condition: Obj = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": since or now}
         if not true and reason:
             condition.update(reason=reason, message=message)
         merged.append(condition)

@@ -11,10 +11,10 @@ class OwnerReferenceSchema(Schema):
     object.
     """
 
-    api_version = fields.Str(metadata={"description": "API version of the owner."})
-    kind = fields.Str(metadata={"description": "Kind of the owner."})
-    name = fields.Str(metadata={"description": "Name of the owner."})
-    uid = fields.Str(metadata={"description": "UID of the owner: a new object of the same name is a different owner."})
+    api_version = fields.Str(metadata={"omitempty": False, "description": "API version of the owner."})
+    kind = fields.Str(metadata={"omitempty": False, "description": "Kind of the owner."})
+    name = fields.Str(metadata={"omitempty": False, "description": "Name of the owner."})
+    uid = fields.Str(metadata={"omitempty": False, "description": "UID of the owner: a new object of the same name is a different owner."})
     controller = fields.Bool(metadata={"description": "True for the one owner that manages this object."})
     block_owner_deletion = fields.Bool(metadata={"description": (
         "When the owner is deleted in the foreground, it is not removed until this object is gone."
@@ -69,7 +69,7 @@ class ObjectMetaSchema(Schema):
     generation = fields.Int(metadata={"description": (
         "Incremented by the server whenever the desired state (usually spec) changes."
     )})
-    creation_timestamp = fields.Time(metadata={"description": (
+    creation_timestamp = fields.Time(metadata={"omitempty": False, "description": (
         "When the server created the object (RFC 3339, UTC). Read-only."
     )})
     deletion_timestamp = fields.Time(metadata={"description": (
@@ -104,8 +104,8 @@ class ObjectMetaSchema(Schema):
 class LabelSelectorRequirementSchema(Schema):
     """One condition on a label."""
 
-    key = fields.Str(metadata={"description": "The label key."})
-    operator = fields.Str(metadata={"description": "In, NotIn, Exists or DoesNotExist."})
+    key = fields.Str(metadata={"omitempty": False, "description": "The label key."})
+    operator = fields.Str(metadata={"omitempty": False, "description": "In, NotIn, Exists or DoesNotExist."})
     values = fields.List(fields.Str(), metadata={"description": (
         "The values for In and NotIn (at least one); must be empty for Exists and DoesNotExist."
     )})
@@ -125,11 +125,11 @@ class LabelSelectorSchema(Schema):
 class ConditionSchema(Schema):
     """One aspect of an object's state at a point in time, in the standard form."""
 
-    type = fields.Str(metadata={"description": "The aspect, in CamelCase, such as Ready."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect, in CamelCase, such as Ready."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
     observed_generation = fields.Int(metadata={"description": (
         "The metadata.generation the condition was computed from."
     )})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
-    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
-    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
+    reason = fields.Str(metadata={"omitempty": False, "description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"omitempty": False, "description": "Human-readable details of the last transition."})

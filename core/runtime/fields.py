@@ -18,6 +18,16 @@ What the server and clients need to know about a field beyond its type goes in m
 ``default``
     The value defaulting gives an unset field; published in OpenAPI, and used by server-side
     apply for list keys a client leaves out (``protocol: TCP`` of container ports).
+``pointer``
+    ``True`` on a ``Nested`` field that is a Go pointer to a struct (``*RollingUpdateDeployment``).
+    Without it a ``Nested`` field is a struct held by value, which Go always writes (``{}`` when
+    empty) and server-side apply never owns as a whole.
+``omitempty``
+    ``False`` on a field that Go writes even when unset, as its type's zero value (:func:`go_zero`):
+    its JSON tag lacks ``omitempty`` (``reportingComponent: ""``, ``containers: null``), or it is a
+    ``metav1.Time`` held by value (``omitempty`` does nothing on a struct: ``creationTimestamp:
+    null``). Stored objects, responses and the empty object server-side apply starts a create
+    from all follow it (``core.runtime.schema.python_to_wire``).
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ __all__ = [
     "Str",
     "StrMap",
     "Time",
+    "go_zero",
     "merge_by",
 ]
 
@@ -146,6 +157,19 @@ class Time(fields.Field):
         if not isinstance(value, str) or not _RFC3339.match(value):
             raise self.make_error("invalid")
         return value
+
+
+def go_zero(f: fields.Field) -> Any:
+    """The JSON Go writes for the zero value of a field's type: ``""``, ``0``, ``false``, or
+    ``null`` (pointers, slices, maps, ``metav1.Time``); struct values are written as their own
+    zero object instead (``core.runtime.schema.zero_object``)."""
+    if isinstance(f, fields.String):
+        return ""
+    if isinstance(f, Bool):
+        return False
+    if isinstance(f, (fields.Integer, fields.Float)):
+        return 0
+    return None
 
 
 def merge_by(key: str, *, retain_keys: bool = False, **more: Any) -> dict[str, Any]:

@@ -10,6 +10,15 @@ the camelCase form unless a field sets ``data_key``. A schema is compiled once i
   same pass. Schemas with ``@pre_load``/``@post_load``/``@validates_schema`` hooks are loaded by
   marshmallow itself, so their hooks run.
 * :func:`wire_to_python` and :func:`python_to_wire` rename keys without validating: the read path.
+
+:func:`python_to_wire` writes what Go's ``encoding/json`` writes for the Kubernetes type, so that
+stored objects and responses have kube-apiserver's fields: unset fields are left out
+(``omitempty``), except those Go always writes (:func:`always_written`): a struct held by value
+(a ``Nested`` field without ``pointer: True`` metadata, such as ``status``, whose ``omitempty``
+Go ignores) as its zero object, and a field whose metadata says ``omitempty: False`` (no
+``omitempty`` in its JSON tag, or a ``metav1.Time`` held by value) as Go's zero value of its
+type (:func:`core.runtime.fields.go_zero`). :func:`zero_object` is what Go writes for the empty
+object.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from core.meta.errors import FieldError, FieldErrorType
+from core.runtime.fields import go_zero
 
 
 def camel_case(name: str) -> str:
@@ -57,6 +67,8 @@ class FieldShape:
     field: fields.Field
     child: Shape | None  # set when the field holds schema-shaped values
     container: str  # ONE, LIST or MAP: how ``child`` values are held
+    written: bool = False  # Go writes it when unset (:func:`always_written`)
+    zero: Any = None  # what Go writes then, for a field that is not a value struct
 
 
 @dataclass(slots=True)
@@ -94,6 +106,8 @@ def shape_of(schema: Schema | type[Schema]) -> Shape:
     for attr, f in instance.fields.items():
         nested, container = _nested_schema(f)
         fs = FieldShape(attr, f.data_key or attr, f, shape_of(nested) if nested else None, container)
+        fs.written = always_written(f)
+        fs.zero = go_zero(f)
         shape.by_key[fs.key] = fs
         shape.by_attr[attr] = fs
         if f.required:
@@ -122,15 +136,36 @@ def wire_to_python(shape: Shape, wire: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def always_written(f: fields.Field) -> bool:
+    """Whether Go writes the field even when it is unset: a struct held by value (Go ignores
+    ``omitempty`` on structs), or a field whose metadata says ``omitempty: False``."""
+    if f.metadata.get("omitempty", True) is False:
+        return True
+    return isinstance(f, fields.Nested) and not f.many and not f.metadata.get("pointer")
+
+
+def _value_struct(fs: FieldShape) -> bool:
+    return fs.child is not None and fs.container == ONE and not fs.field.metadata.get("pointer")
+
+
 def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
-    """Rename Python names to wire keys in schema order, leaving out unset (None) values and
-    empty lists (Go's ``omitempty``, which every Kubernetes list field carries)."""
+    """Rename Python names to wire keys in schema order, as Go's encoder writes the type: unset
+    (None) values and empty lists are left out (``omitempty``, which every Kubernetes list field
+    carries) unless Go always writes the field (module doc)."""
     out = {}
     for attr, fs in shape.by_attr.items():
         value = data.get(attr)
-        if value is not None and value != []:
+        if value is not None and (value != [] or fs.written):
             out[fs.key] = _convert(value, fs, True)
+        elif fs.written:
+            out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
     return out
+
+
+def zero_object(shape: Shape) -> dict[str, Any]:
+    """The empty object of a schema as Go writes it: ``{"metadata": {"creationTimestamp": null},
+    "spec": {"containers": null}, "status": {}}`` for a Pod. A new dict on every call."""
+    return python_to_wire(shape, {})
 
 
 def _flatten(messages: Any, path: str, out: list[FieldError]) -> None:

@@ -29,8 +29,8 @@ results as read-only.
 What Go's types say and JSON does not, schema metadata says: a nested schema held in a struct
 field is a Go value struct (an Update never owns its ``.``) unless the field's metadata says
 ``pointer: True`` (``rollingUpdate``); a bare Dict is taken as a pointer struct (it owns its
-``.``); a field without Go's ``omitempty`` says ``omitempty: False`` (``containers``), so that a
-create compares with the empty object as Go writes it. Where this differs from kube-apiserver:
+``.``); a field Go writes when unset says ``omitempty: False`` (``containers``), so that a
+create compares with the empty object as Go writes it (``core.runtime.schema.zero_object``). Where this differs from kube-apiserver:
 every manager's set is read against the one schema given (no conversion between API versions).
 """
 
@@ -47,7 +47,7 @@ import orjson
 from marshmallow import fields as mfields
 
 from core.meta.errors import APIError, StatusReason, bad_request
-from core.runtime.schema import LIST, MAP, ONE, FieldShape, Schema, Shape, shape_of
+from core.runtime.schema import LIST, MAP, ONE, FieldShape, Schema, Shape, shape_of, zero_object
 from core.server.patch import go_json_type, json_equal
 
 __all__ = [
@@ -228,20 +228,12 @@ def _is_value_struct(parent_kind: int, t: _T) -> bool:
 
 def _zero(t: _T) -> dict[str, Any]:
     """The empty object as Go serializes it (``Creater.New``), the old side of a create: value
-    structs are there, as ``{}`` or with their fields that lack ``omitempty`` (schema metadata
-    ``omitempty: False``) as ``null``. A write then owns ``containers``' items, not the list."""
-    zero = t._zero
-    if zero is None:
-        zero = {}
+    structs are there and so are the fields Go always writes (``containers: null``), as the
+    encoder writes them (``zero_object``). A write then owns ``containers``' items, not the list."""
+    if t._zero is None:
         assert t.shape is not None
-        for key, fs in t.shape.by_key.items():
-            ft = t.field(key)
-            if fs.field.metadata.get("omitempty", True) is False:
-                zero[key] = None
-            elif _is_value_struct(_STRUCT, ft) and ft is not t:
-                zero[key] = _zero(ft)
-        t._zero = zero
-    return zero
+        t._zero = zero_object(t.shape)
+    return t._zero
 
 
 # -- path elements --------------------------------------------------------------------------------

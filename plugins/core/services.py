@@ -84,8 +84,7 @@ class LoadBalancerStatus:
 
 @dataclass(slots=True)
 class ServiceStatus:
-    # A Go struct value (not a pointer): kube-apiserver always writes "loadBalancer": {}
-    load_balancer: LoadBalancerStatus = field(default_factory=LoadBalancerStatus)
+    load_balancer: LoadBalancerStatus | None = None
     conditions: list[Condition] | None = None
 
 

@@ -26,8 +26,8 @@ def desired_status(widget: dict[str, Any]) -> dict[str, Any]:
     return {
         "observedGeneration": generation,
         "area": (size.get("width") or 0) * (size.get("height") or 0),
-        "conditions": [{"type": "Ready", "status": "True", "reason": "Measured", "observedGeneration": generation,
-                        "lastTransitionTime": ready_since or clock.now()}],
+        "conditions": [{"type": "Ready", "status": "True", "observedGeneration": generation,
+                        "lastTransitionTime": ready_since or clock.now(), "reason": "Measured", "message": ""}],
     }
 
 

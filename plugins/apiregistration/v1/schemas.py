@@ -23,7 +23,7 @@ class ServiceReferenceSchema(Schema):
 class APIServiceSpecSchema(Schema):
     """Where the server of one group/version is and how it ranks in discovery."""
 
-    service = fields.Nested(ServiceReferenceSchema, metadata={"pointer": True, "omitempty": False, "description": (
+    service = fields.Nested(ServiceReferenceSchema, metadata={"pointer": True, "description": (
         "The Service in front of the backend server. Unset (and url unset): this server serves the group/version "
         "itself, a Local APIService; requests go to its own handlers. A backend (service or url) is accepted only "
         "by a server started with --enable-apiservice-backends."
@@ -44,12 +44,12 @@ class APIServiceSpecSchema(Schema):
         "PEM-encoded CA bundle, base64-encoded as every byte field, to verify an https backend's serving "
         "certificate. Unset: the system's trust roots."
     )})
-    group_priority_minimum = fields.Int(metadata={"description": (
+    group_priority_minimum = fields.Int(metadata={"omitempty": False, "description": (
         "The priority this group should have at least, 1-20000: discovery lists groups from the highest priority "
         "to the lowest, then by APIService name. Kubernetes' own groups rank between 16000 and 18000; others "
         "are recommended in the thousands."
     )})
-    version_priority = fields.Int(metadata={"description": (
+    version_priority = fields.Int(metadata={"omitempty": False, "description": (
         "The order of this version within its group, 1-1000: highest first (the preferred version); equal "
         "priorities order by version string, GA before beta before alpha."
     )})
@@ -58,9 +58,9 @@ class APIServiceSpecSchema(Schema):
 class APIServiceConditionSchema(Schema):
     """One aspect of an APIService's state."""
 
-    type = fields.Str(metadata={"description": "The aspect: Available."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect: Available."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": (
         "Machine-readable, CamelCase reason for the last transition: Local, Passed, FailedDiscoveryCheck, "
         "ServiceNotFound, ServiceAccessError, ServicePortError, MissingEndpoints."

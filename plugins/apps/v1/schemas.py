@@ -39,7 +39,7 @@ class DeploymentSpecSchema(Schema):
     replicas = fields.Int(metadata={"description": (
         "How many Pods should run. Defaults to 1; 0 stops every Pod but keeps the Deployment."
     )})
-    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "omitempty": False, "description": (
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "pointer": True, "omitempty": False, "description": (
         "Which Pods belong to this Deployment, by label. It must match the template's labels and cannot "
         "change after creation."
     )})
@@ -66,10 +66,10 @@ class DeploymentSpecSchema(Schema):
 class DeploymentConditionSchema(Schema):
     """One aspect of a Deployment's state at a point in time."""
 
-    type = fields.Str(metadata={"description": "The aspect: Available, Progressing or ReplicaFailure."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
-    last_update_time = fields.Time(metadata={"description": "When the controller last wrote this condition."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect: Available, Progressing or ReplicaFailure."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_update_time = fields.Time(metadata={"omitempty": False, "description": "When the controller last wrote this condition."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
     message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
@@ -129,7 +129,7 @@ class ReplicaSetSpecSchema(Schema):
         "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
         "Defaults to 0."
     )})
-    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "omitempty": False, "description": (
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "pointer": True, "omitempty": False, "description": (
         "Which Pods count toward replicas, by label. It must match the template's labels."
     )})
     template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (
@@ -140,9 +140,9 @@ class ReplicaSetSpecSchema(Schema):
 class ReplicaSetConditionSchema(Schema):
     """One aspect of a ReplicaSet's state at a point in time."""
 
-    type = fields.Str(metadata={"description": "The aspect, such as ReplicaFailure."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect, such as ReplicaFailure."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
     message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
@@ -150,7 +150,7 @@ class ReplicaSetConditionSchema(Schema):
 class ReplicaSetStatusSchema(Schema):
     """The observed state of a ReplicaSet, written by the replica set controller."""
 
-    replicas = fields.Int(metadata={"description": "Pods of this ReplicaSet that are not terminating."})
+    replicas = fields.Int(metadata={"omitempty": False, "description": "Pods of this ReplicaSet that are not terminating."})
     fully_labeled_replicas = fields.Int(metadata={"description": (
         "Pods whose labels match all the template's labels, not only the selector."
     )})

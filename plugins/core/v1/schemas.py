@@ -31,9 +31,9 @@ class LocalObjectReferenceSchema(Schema):
 class NamespaceConditionSchema(Schema):
     """One aspect of a Namespace's state at a point in time."""
 
-    type = fields.Str(metadata={"description": "The aspect, such as NamespaceDeletionContentFailure."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect, such as NamespaceDeletionContentFailure."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
     message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
@@ -82,7 +82,7 @@ class ContainerPortSchema(Schema):
         "digits and dashes."
     )})
     host_port = fields.Int(metadata={"description": "A port on the node to expose it on as well. Rarely needed."})
-    container_port = fields.Int(metadata={"description": "Port number on the Pod's IP address, from 1 to 65535."})
+    container_port = fields.Int(metadata={"omitempty": False, "description": "Port number on the Pod's IP address, from 1 to 65535."})
     protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP.", "default": "TCP"})
     host_ip = fields.Str(data_key="hostIP", metadata={"description": "The node IP address to bind hostPort to."})
 
@@ -90,7 +90,7 @@ class ContainerPortSchema(Schema):
 class EnvVarSchema(Schema):
     """An environment variable of a container."""
 
-    name = fields.Str(metadata={"description": "Name of the variable."})
+    name = fields.Str(metadata={"omitempty": False, "description": "Name of the variable."})
     value = fields.Str(metadata={"description": (
         "The value. References to earlier variables, $(VAR), are expanded; $$(VAR) is left as $(VAR)."
     )})
@@ -103,12 +103,12 @@ class EnvVarSchema(Schema):
 class VolumeMountSchema(Schema):
     """Where a volume of the Pod appears in a container's filesystem."""
 
-    name = fields.Str(metadata={"description": "Name of a volume of the Pod."})
+    name = fields.Str(metadata={"omitempty": False, "description": "Name of a volume of the Pod."})
     read_only = fields.Bool(metadata={"description": "Mount the volume read-only. Defaults to false."})
     recursive_read_only = fields.Str(metadata={"description": (
         "Whether read-only also applies to mounts below this one: Disabled, IfPossible or Enabled."
     )})
-    mount_path = fields.Str(metadata={"description": "Path in the container to mount at; must not contain ':'."})
+    mount_path = fields.Str(metadata={"omitempty": False, "description": "Path in the container to mount at; must not contain ':'."})
     sub_path = fields.Str(metadata={"description": "A path inside the volume to mount instead of its root."})
     mount_propagation = fields.Str(metadata={"description": (
         "Whether mounts made later propagate between the host and the container: None, HostToContainer or "
@@ -137,7 +137,7 @@ class ResourceRequirementsSchema(Schema):
 class ContainerSchema(Schema):
     """One container of a Pod: the image to run and how to run it."""
 
-    name = fields.Str(metadata={"description": (
+    name = fields.Str(metadata={"omitempty": False, "description": (
         "Name of the container, unique in the Pod (a DNS label). Cannot be changed."
     )})
     image = fields.Str(metadata={"description": (
@@ -322,15 +322,15 @@ class PodSpecSchema(Schema):
 class PodConditionSchema(Schema):
     """One aspect of a Pod's state at a point in time."""
 
-    type = fields.Str(metadata={"description": (
+    type = fields.Str(metadata={"omitempty": False, "description": (
         "The aspect, such as PodScheduled, Initialized, ContainersReady or Ready."
     )})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
     observed_generation = fields.Int(metadata={"description": (
         "The metadata.generation the condition was computed from."
     )})
-    last_probe_time = fields.Time(metadata={"description": "When the condition was last checked."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    last_probe_time = fields.Time(metadata={"omitempty": False, "description": "When the condition was last checked."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
     message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
@@ -428,20 +428,20 @@ class EventSchema(Schema):
     source = fields.Nested(EventSourceSchema, metadata={"description": (
         "The component that reported the event (older form of reportingComponent)."
     )})
-    first_timestamp = fields.Time(metadata={"description": "When the event was first seen."})
-    last_timestamp = fields.Time(metadata={"description": "When the event was most recently seen."})
+    first_timestamp = fields.Time(metadata={"omitempty": False, "description": "When the event was first seen."})
+    last_timestamp = fields.Time(metadata={"omitempty": False, "description": "When the event was most recently seen."})
     count = fields.Int(metadata={"description": "How many times the event was seen."})
     type = fields.Str(metadata={"description": "Normal or Warning."})
-    event_time = fields.Time(metadata={"description": (
+    event_time = fields.Time(metadata={"omitempty": False, "description": (
         "When the event happened, to the microsecond (newer form of the timestamps)."
     )})
     series = fields.Dict(metadata={"description": "Repeated occurrences of the event, in the newer form."})
     action = fields.Str(metadata={"description": "What was done, or failed to be done, to the object."})
     related = fields.Nested(ObjectReferenceSchema, metadata={"pointer": True, "description": "A second object involved, if any."})
-    reporting_component = fields.Str(metadata={"description": (
+    reporting_component = fields.Str(metadata={"omitempty": False, "description": (
         "The controller that emitted the event, such as kubernetes.io/kubelet."
     )})
-    reporting_instance = fields.Str(metadata={"description": (
+    reporting_instance = fields.Str(metadata={"omitempty": False, "description": (
         "Which instance of that controller emitted it, such as the kubelet's node name."
     )})
 
@@ -516,9 +516,9 @@ class ServiceAccountSchema(Schema):
 class TaintSchema(Schema):
     """Keeps Pods that do not tolerate it off a node (or away from it, or out of it)."""
 
-    key = fields.Str(metadata={"description": "The taint key, a qualified name such as node.kubernetes.io/unschedulable."})
+    key = fields.Str(metadata={"omitempty": False, "description": "The taint key, a qualified name such as node.kubernetes.io/unschedulable."})
     value = fields.Str(metadata={"description": "The taint value."})
-    effect = fields.Str(metadata={"description": (
+    effect = fields.Str(metadata={"omitempty": False, "description": (
         "What happens to Pods that do not tolerate the taint: NoSchedule, PreferNoSchedule or NoExecute."
     )})
     time_added = fields.Time(metadata={"description": "When a NoExecute taint was added."})
@@ -547,10 +547,10 @@ class NodeSpecSchema(Schema):
 class NodeConditionSchema(Schema):
     """One aspect of a Node's state, as its kubelet reports it."""
 
-    type = fields.Str(metadata={"description": "The aspect: Ready, MemoryPressure, DiskPressure, PIDPressure, ..."})
-    status = fields.Str(metadata={"description": "True, False or Unknown."})
-    last_heartbeat_time = fields.Time(metadata={"description": "When the kubelet last reported the condition."})
-    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect: Ready, MemoryPressure, DiskPressure, PIDPressure, ..."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_heartbeat_time = fields.Time(metadata={"omitempty": False, "description": "When the kubelet last reported the condition."})
+    last_transition_time = fields.Time(metadata={"omitempty": False, "description": "When status last changed."})
     reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
     message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
 
@@ -558,14 +558,14 @@ class NodeConditionSchema(Schema):
 class NodeAddressSchema(Schema):
     """One address of a Node."""
 
-    type = fields.Str(metadata={"description": "Hostname, InternalIP, ExternalIP, InternalDNS or ExternalDNS."})
-    address = fields.Str(metadata={"description": "The address."})
+    type = fields.Str(metadata={"omitempty": False, "description": "Hostname, InternalIP, ExternalIP, InternalDNS or ExternalDNS."})
+    address = fields.Str(metadata={"omitempty": False, "description": "The address."})
 
 
 class DaemonEndpointSchema(Schema):
     """A port a daemon of the node listens on."""
 
-    port = fields.Int(data_key="Port", metadata={"description": "Port number."})
+    port = fields.Int(data_key="Port", metadata={"omitempty": False, "description": "Port number."})
 
 
 class NodeDaemonEndpointsSchema(Schema):
@@ -577,23 +577,23 @@ class NodeDaemonEndpointsSchema(Schema):
 class NodeSystemInfoSchema(Schema):
     """Identity and software versions of a node, as its kubelet reports them."""
 
-    machine_id = fields.Str(data_key="machineID", metadata={"description": "The node's /etc/machine-id."})
-    system_uuid = fields.Str(data_key="systemUUID", metadata={"description": "The system UUID from the firmware."})
-    boot_id = fields.Str(data_key="bootID", metadata={"description": "Changes on every reboot of the node."})
-    kernel_version = fields.Str(metadata={"description": "Kernel version (uname -r)."})
-    os_image = fields.Str(metadata={"description": "Operating system image, from /etc/os-release."})
-    container_runtime_version = fields.Str(metadata={"description": "Container runtime: <runtime>://<version>."})
-    kubelet_version = fields.Str(metadata={"description": "Kubelet version."})
-    kube_proxy_version = fields.Str(metadata={"description": "Deprecated: kube-proxy version, not reliable."})
-    operating_system = fields.Str(metadata={"description": "The operating system: linux or windows."})
-    architecture = fields.Str(metadata={"description": "The CPU architecture, such as amd64 or arm64."})
+    machine_id = fields.Str(data_key="machineID", metadata={"omitempty": False, "description": "The node's /etc/machine-id."})
+    system_uuid = fields.Str(data_key="systemUUID", metadata={"omitempty": False, "description": "The system UUID from the firmware."})
+    boot_id = fields.Str(data_key="bootID", metadata={"omitempty": False, "description": "Changes on every reboot of the node."})
+    kernel_version = fields.Str(metadata={"omitempty": False, "description": "Kernel version (uname -r)."})
+    os_image = fields.Str(metadata={"omitempty": False, "description": "Operating system image, from /etc/os-release."})
+    container_runtime_version = fields.Str(metadata={"omitempty": False, "description": "Container runtime: <runtime>://<version>."})
+    kubelet_version = fields.Str(metadata={"omitempty": False, "description": "Kubelet version."})
+    kube_proxy_version = fields.Str(metadata={"omitempty": False, "description": "Deprecated: kube-proxy version, not reliable."})
+    operating_system = fields.Str(metadata={"omitempty": False, "description": "The operating system: linux or windows."})
+    architecture = fields.Str(metadata={"omitempty": False, "description": "The CPU architecture, such as amd64 or arm64."})
     swap = fields.Dict(metadata={"description": "Swap memory of the node."})
 
 
 class ContainerImageSchema(Schema):
     """A container image present on a node."""
 
-    names = fields.List(fields.Str(), metadata={"description": "Names (tags and digests) of the image."})
+    names = fields.List(fields.Str(), metadata={"omitempty": False, "description": "Names (tags and digests) of the image."})
     size_bytes = fields.Int(metadata={"description": "Size of the image in bytes."})
 
 

@@ -26,7 +26,7 @@ class ServicePortSchema(Schema):
     )})
     protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP.", "default": "TCP"})
     app_protocol = fields.Str(metadata={"description": "The application protocol, such as http or kubernetes.io/h2c."})
-    port = fields.Int(metadata={"description": "The port the Service listens on, 1-65535."})
+    port = fields.Int(metadata={"omitempty": False, "description": "The port the Service listens on, 1-65535."})
     target_port = fields.IntOrString(metadata={"description": (
         "The port, or named container port, on the Pods behind the Service. Defaults to port."
     )})
@@ -85,8 +85,8 @@ class ServiceSpecSchema(Schema):
 class PortStatusSchema(Schema):
     """The state of one port of a load balancer address."""
 
-    port = fields.Int(metadata={"description": "The port number."})
-    protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP."})
+    port = fields.Int(metadata={"omitempty": False, "description": "The port number."})
+    protocol = fields.Str(metadata={"omitempty": False, "description": "TCP, UDP or SCTP."})
     error = fields.Str(metadata={"description": "Why the port is not working, in CamelCase; unset when it is."})
 
 
