@@ -175,7 +175,7 @@ async def test_a_deployment_template_gets_pod_spec_defaults_and_no_pod_or_admiss
     assert spec == {
         "replicas": 1,
         "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+        "template": {"metadata": {"creationTimestamp": None, "labels": {"app": "web"}}, "spec": {
             "volumes": [{"name": "scratch", "emptyDir": {}}],
             "containers": [{"name": "web", "image": "nginx", **container_defaults(imagePullPolicy="Always")}],
             "restartPolicy": "Always",
