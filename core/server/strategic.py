@@ -67,7 +67,7 @@ import orjson
 from marshmallow import fields
 
 from core.runtime.schema import LIST, MAP, Shape
-from core.server.patch import PatchError, go_json_type
+from core.server.patch import PatchError, go_json_type, go_print
 
 _PATCH = "$patch"
 _RETAIN_KEYS = "$retainKeys"
@@ -145,19 +145,6 @@ def _check_list_field(scope: Scope, key: str) -> None:
 
 
 # -- Go-flavoured messages, as kube-apiserver words them -------------------------------------------
-def _go(value: Any) -> str:
-    """A JSON value as Go's ``%v`` prints the decoded form (maps with sorted keys)."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def _go_type(value: Any) -> str:
     """The Go type a JSON value decodes to, as ``reflect.TypeOf`` prints it."""
     if isinstance(value, dict):
@@ -176,11 +163,11 @@ def _not_a_list(value: Any) -> PatchError:
 
 
 def _no_merge_key(item: dict[str, Any], key: str) -> PatchError:
-    return PatchError(f"map: {_go(item)} does not contain declared merge key: {key}", 500)
+    return PatchError(f"map: {go_print(item)} does not contain declared merge key: {key}", 500)
 
 
 def _bad_directive(value: Any, where: dict[str, Any]) -> PatchError:
-    return PatchError(f"unknown patch type: {_go(value)} in map: {_go(where)}", 500)
+    return PatchError(f"unknown patch type: {go_print(value)} in map: {go_print(where)}", 500)
 
 
 # -- identity of list items ----------------------------------------------------------------------
@@ -382,7 +369,7 @@ def _merge_list(name: str, current: list[Any], patch: list[Any], meta: _Meta) ->
     replace = False
     for item in patch:
         if not isinstance(item, dict):
-            raise PatchError(f"list element types are not identical: {_go([current, patch])}", 500)
+            raise PatchError(f"list element types are not identical: {go_print([current, patch])}", 500)
         if _PATCH not in item or item[_PATCH] == "merge":
             items.append(item)
         elif item[_PATCH] == "delete":
@@ -454,7 +441,7 @@ def _set_element_order(
         named = [x for x in listed if not (isinstance(x, dict) and _PATCH in x)]
         remaining = iter(identity(x) for x in order)
         if not all(identity(x) in remaining for x in named):  # a subsequence test: ``in`` consumes
-            raise PatchError(f"The order in patch list:\n{_go(listed)}\n doesn't match {_SET_ORDER} list:\n{_go(order)}\n", 500)
+            raise PatchError(f"The order in patch list:\n{go_print(listed)}\n doesn't match {_SET_ORDER} list:\n{go_print(order)}\n", 500)
     merged = result.get(key)
     if isinstance(merged, list):
         result[key] = _reorder(merged, order, before if isinstance(before, list) else [], identity)
