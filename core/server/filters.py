@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from core.meta import errors
-from core.server import negotiation, params
+from core.server import negotiation, params, requestinfo
 from core.server.connections import BodyReadTimeout, GuardedRequestHandler
-from core.server.requestinfo import parse_resource_path
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
@@ -55,8 +54,20 @@ def is_probe(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in PROBES)
 
 
+_LONG_RUNNING = web.RequestKey("kplane_long_running", bool)
+
+
 def is_long_running(request: web.Request) -> bool:
-    """A watch (``?watch=true`` or a ``/watch/`` path) or a streaming subresource."""
+    """A watch (``?watch=true`` or a ``/watch/`` path) or a streaming subresource (decided once
+    per request: two filters ask)."""
+    try:
+        return request[_LONG_RUNNING]
+    except KeyError:
+        long_running = request[_LONG_RUNNING] = _long_running(request)
+        return long_running
+
+
+def _long_running(request: web.Request) -> bool:
     if request.method == "GET":
         try:
             if params.flag(request.query, "watch"):
@@ -67,7 +78,7 @@ def is_long_running(request: web.Request) -> bool:
     root = {"api": 3, "apis": 4}.get(parts[1] if len(parts) > 1 else "")
     if root is not None and len(parts) > root and parts[root] == "watch":
         return True
-    info = parse_resource_path(request.path)
+    info = requestinfo.of(request)
     return info is not None and info.subresource in LONG_RUNNING_SUBRESOURCES
 
 

@@ -27,10 +27,10 @@ from core.runtime import protobuf
 from core.runtime.gvk import GroupVersion
 from core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from core.runtime.schema import Shape
-from core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, strategic, tables
+from core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, requestinfo, strategic, tables
 from core.server.decoding import Decoded
 from core.server.ownership import FieldTracker
-from core.server.requestinfo import RequestInfo, parse_resource_path
+from core.server.requestinfo import RequestInfo
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 BOOKMARK_INTERVAL = 60.0
@@ -64,7 +64,7 @@ class ResourceEndpoints:
             task.cancel()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        info = parse_resource_path(request.path)
+        info = requestinfo.of(request)
         if info is None:
             raise _not_found()
         rt = self.scheme.resource(info.group, info.version, info.resource)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aiohttp import web
+
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 
@@ -50,3 +52,16 @@ def parse_resource_path(path: str) -> RequestInfo | None:
     if len(rest) > 3:
         return None
     return info
+
+
+_INFO = web.RequestKey("kplane_request_info", object)
+
+
+def of(request: web.Request) -> RequestInfo | None:
+    """The request's RequestInfo (None for discovery and other shapes), parsed once per request
+    however many filters and handlers ask, as kube-apiserver's ``WithRequestInfo`` does."""
+    try:
+        return request[_INFO]  # type: ignore[return-value]
+    except KeyError:
+        info = request[_INFO] = parse_resource_path(request.path)
+        return info
