@@ -35,14 +35,13 @@ from typing import Any
 from core.registry.admission import AdmissionRequest, Operation, deny
 from core.registry.registry import Registry
 from plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
-from plugins.core.v1.defaults import dicts
+from plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 TOKEN_VOLUME_PREFIX = "kube-api-access-"
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_EXPIRATION_SECONDS = 3607  # WarnOnlyBoundTokenExpirationSeconds
-VOLUME_FILE_MODE = 0o644
 
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"

@@ -160,8 +160,13 @@ def default_pod_spec(spec: Obj) -> None:
     for volume in spec.get("volumes") or ():
         if isinstance(volume, dict):
             default_volume(volume)
-    for container in (spec.get("init_containers") or []) + (spec.get("containers") or []):
+    for container in _containers(spec):
         default_container(container)
+
+
+def _containers(spec: Obj) -> list[Obj]:
+    """A pod spec's init containers and containers."""
+    return (spec.get("init_containers") or []) + (spec.get("containers") or [])
 
 
 def default_pod(pod: Obj) -> None:
@@ -169,20 +174,18 @@ def default_pod(pod: Obj) -> None:
     spec = pod.get("spec")
     if spec is None:
         spec = pod["spec"] = {}
-    for container in (spec.get("containers") or []) + (spec.get("init_containers") or []):
+    for container in _containers(spec):
         resources = container.get("resources") or {}
-        if resources.get("limits"):
+        if resources.get("limits"):  # requests default to the limits
             requests = resources["requests"] = resources.get("requests") or {}
             for name, quantity in resources["limits"].items():
                 requests.setdefault(name, quantity)
-            container["resources"] = resources
-    if spec.get("enable_service_links") is None:
-        spec["enable_service_links"] = True
-    if spec.get("host_network"):
-        for container in (spec.get("containers") or []) + (spec.get("init_containers") or []):
+        if spec.get("host_network"):  # host ports default to the container ports
             for port in container.get("ports") or ():
                 if not port.get("host_port"):
                     port["host_port"] = port.get("container_port")
+    if spec.get("enable_service_links") is None:
+        spec["enable_service_links"] = True
     default_pod_spec(spec)
 
 
