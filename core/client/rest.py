@@ -39,6 +39,13 @@ class ApiError(Exception):
     def reason(self) -> str:
         return str(self.status.get("reason", ""))
 
+    @property
+    def namespace_terminating(self) -> bool:
+        """A 403 because the namespace is being deleted (NamespaceLifecycle admission): nothing
+        new can be made in it, so a controller stops trying."""
+        causes = (self.status.get("details") or {}).get("causes") or []
+        return self.code == 403 and any(cause.get("reason") == "NamespaceTerminating" for cause in causes)
+
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent:

@@ -68,11 +68,5 @@ class ServiceAccountsController:
             try:
                 await accounts.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account}})
             except ApiError as err:
-                if err.code != 409 and not _namespace_terminating(err):
+                if err.code != 409 and not err.namespace_terminating:
                     raise
-
-
-def _namespace_terminating(err: ApiError) -> bool:
-    """The namespace started terminating after the cache saw it Active."""
-    causes = (err.status.get("details") or {}).get("causes") or []
-    return any(cause.get("reason") == "NamespaceTerminating" for cause in causes)

@@ -293,7 +293,7 @@ class DeploymentController:
             if err.code == 409:
                 created = False
                 stored = await self._existing_new_rs(d, _name(rs))
-            elif _namespace_terminating(err):
+            elif err.namespace_terminating:
                 raise  # every create there fails: nothing to report
             else:
                 await self._report_create_failure(d, _name(rs), err)
@@ -922,10 +922,6 @@ def _reference(d: Obj) -> Obj:
     """The Deployment as an event's involved object (cache copies may lack apiVersion and kind)."""
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": d["metadata"]}
 
-
-def _namespace_terminating(err: ApiError) -> bool:
-    causes = (err.status.get("details") or {}).get("causes") or []
-    return err.code == 403 and any(c.get("reason") == "NamespaceTerminating" for c in causes)
 
 
 def _parse_int(text: str) -> int | None:

@@ -300,7 +300,7 @@ class ReplicaSetController:
         try:
             pod = await self._pods(rs).create(_pod_from_template(rs))
         except ApiError as err:
-            if err.code == 403 and any(c.get("reason") == "NamespaceTerminating" for c in (err.status.get("details") or {}).get("causes", [])):
+            if err.namespace_terminating:
                 self.expectations.creation_observed(object_key(rs))  # nothing more will be created there
                 return
             self.recorder.event(_reference(rs), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
