@@ -45,9 +45,7 @@ class DeleteOptions:
                                         "orphanDependents and deletionPropagation cannot be both set"))
         if self.propagation_policy is not None and self.propagation_policy not in PROPAGATION_POLICIES:
             found.append(errors.not_supported("propagationPolicy", self.propagation_policy, [*PROPAGATION_POLICIES, "nil"]))
-        if any(value != DRY_RUN_ALL for value in self.dry_run):
-            found.append(errors.not_supported("dryRun", self.dry_run, [DRY_RUN_ALL]))
-        return found
+        return found + dry_run_problems(self.dry_run)
 
     def check(self) -> None:
         """Raise the 422 Invalid of :meth:`problems`, if any."""
@@ -65,3 +63,10 @@ class DeleteOptions:
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
 DRY_RUN_ALL = "All"
+
+
+def dry_run_problems(values: list[str]) -> list[errors.FieldError]:
+    """``ValidateDryRun``: "All" is the only dry run there is."""
+    if any(value != DRY_RUN_ALL for value in values):
+        return [errors.not_supported("dryRun", values, [DRY_RUN_ALL])]
+    return []

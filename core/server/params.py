@@ -16,8 +16,9 @@ from multidict import MultiMapping
 
 from core.meta import errors
 from core.meta.selectors import parse_field_selector, parse_label_selector
-from core.registry.options import DRY_RUN_ALL, DeleteOptions, ListOptions, WatchOptions
+from core.registry.options import DeleteOptions, ListOptions, WatchOptions, dry_run_problems
 from core.runtime.scheme import IGNORE, STRICT, WARN
+from core.server.fieldmanager import FIELD_MANAGER_MAX_LENGTH
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -52,7 +53,6 @@ def integer(query: Mapping[str, str], name: str, default: int = 0) -> int:
 
 
 CREATE_OPTIONS, UPDATE_OPTIONS, PATCH_OPTIONS = "CreateOptions", "UpdateOptions", "PatchOptions"
-FIELD_MANAGER_MAX_LENGTH = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +84,7 @@ def write_options(query: MultiMapping[str], kind: str, *, apply: bool = False) -
             problems.append(errors.required("fieldManager", "is required for apply patch"))
     problems += field_manager_errors("fieldManager", field_manager)
     dry_run = query.getall("dryRun", [])
-    if any(value != DRY_RUN_ALL for value in dry_run):
-        problems.append(errors.not_supported("dryRun", dry_run, [DRY_RUN_ALL]))
+    problems += dry_run_problems(dry_run)
     validation = query.get("fieldValidation", "")
     if validation not in ("", *FIELD_VALIDATION):
         problems.append(errors.not_supported("fieldValidation", validation, ["", *sorted(FIELD_VALIDATION)]))
@@ -142,8 +141,8 @@ def delete_options(query: MultiMapping[str], body: object, api_versions: Collect
 
     One deliberate difference: ``?dryRun=All`` is honoured even beside a body, which
     kube-apiserver would ignore. A dry run asked for anywhere must never delete for real.
-    ``api_versions``: the apiVersions a body may name besides meta.k8s.io's (each group still
-    takes its own group/version, as Kubernetes registers DeleteOptions in every one).
+    ``api_versions``: the apiVersions a body may name: :data:`DELETE_OPTIONS_VERSIONS` and the
+    resource's own group/versions (Kubernetes registers DeleteOptions in every group).
     """
     query_dry_run = [v for v in query.getall("dryRun", []) if v]
     if body is None:
@@ -161,7 +160,6 @@ def delete_options(query: MultiMapping[str], body: object, api_versions: Collect
 
 
 DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.k8s.io/v1beta1")  # "v1": what the dynamic client sends
-_INT64 = range(-(2**63), 2**63)
 
 
 def _delete_options_body(body: object, api_versions: Collection[str]) -> DeleteOptions:
@@ -171,10 +169,10 @@ def _delete_options_body(body: object, api_versions: Collection[str]) -> DeleteO
     kind, api_version = body.get("kind"), body.get("apiVersion")
     if kind not in (None, "", "DeleteOptions"):
         raise errors.bad_request(f'the body of a delete must be DeleteOptions, not {_shown(kind)}')
-    if api_version not in (None, "", *DELETE_OPTIONS_VERSIONS, *api_versions):
+    if api_version not in (None, "", *api_versions):
         raise errors.bad_request(f"DeleteOptions is not known in apiVersion {_shown(api_version)}")
     grace = _typed(body, "gracePeriodSeconds", int)
-    if grace is not None and grace not in _INT64:
+    if grace is not None and not INT64_MIN <= grace <= INT64_MAX:
         raise errors.bad_request(f"DeleteOptions.gracePeriodSeconds is out of range of int64: {grace}")
     preconditions = _typed(body, "preconditions", dict) or {}
     dry_run = _typed(body, "dryRun", list) or []
