@@ -28,7 +28,7 @@ from core.server.aggregator import BACKENDS_FLAG
 from core.server.aggregator import Settings as AggregatorSettings
 from core.server.apiserver import APIServer, ServerConfig, StartupError
 from core.server.app import VERSION
-from core.server.connections import ConnectionLimits, default_max_connections
+from core.server.connections import ConnectionLimits
 from core.server.filters import RequestLimits, parse_duration
 from core.storage.interface import StorageError
 
@@ -81,7 +81,7 @@ def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--read-body-timeout", type=_duration, default=connections.body_timeout, metavar="DURATION",
                         help="time a client has to send a request's body after its headers; then 408 and the "
                              "connection is closed (default 1m0s)")
-    parser.add_argument("--max-connections", type=_count, default=default_max_connections(), metavar="N",
+    parser.add_argument("--max-connections", type=_count, default=connections.max_connections, metavar="N",
                         help="open client connections; past them only health probes are served on "
                              f"{connections.probe_connections} more, and further ones are closed at once "
                              "(default: the open-file limit less a margin, at most 4096; 0: no cap)")
