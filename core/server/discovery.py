@@ -38,10 +38,6 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def _json(body: Any, content_type: str = negotiation.JSON) -> web.Response:
-    return web.Response(body=negotiation.encode_json(body), headers={"Content-Type": content_type})
-
-
 def wants_aggregated(request: web.Request) -> bool:
     for part in request.headers.get("Accept", "").split(","):
         fields = {p.strip() for p in part.split(";")[1:]}
@@ -71,19 +67,27 @@ class Discovery:
             body = self._cache[key] = orjson.dumps(build())
         return orjson.Fragment(body)
 
+    def _response(self, key: str, build: Any, content_type: str = negotiation.JSON) -> web.Response:
+        """A cached document as a whole answer, Go's escapes and newline added once as well."""
+        fragment = self._cached(key, build)
+        body = self._cache.get("response:" + key)
+        if body is None:
+            body = self._cache["response:" + key] = negotiation.encode_json(fragment)
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
     # -- /api and /apis ---------------------------------------------------------------------
     async def core_root(self, request: web.Request) -> web.Response:
         if wants_aggregated(request):
-            return _json(self._cached("agg:core", lambda: self._aggregated(core=True)), AGGREGATED)
+            return self._response("agg:core", lambda: self._aggregated(core=True), AGGREGATED)
         host = request.host
-        return _json(self._cached(
+        return self._response(
             f"legacy:core:{host}",
             lambda: {
                 "kind": "APIVersions",
                 "versions": self.scheme.groups().get("", []),
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}],
             },
-        ))
+        )
 
     def _aggregating(self) -> bool:
         return self.aggregator is not None and self.aggregator.api_services is not None
@@ -115,19 +119,19 @@ class Discovery:
     async def groups_root(self, request: web.Request) -> web.Response:
         if self._aggregating():
             if wants_aggregated(request):
-                return _json(await self._aggregated_groups(), AGGREGATED)
+                return negotiation.json_response(200, await self._aggregated_groups(), AGGREGATED)
             listed = [self._api_group(g, [v for v, _ in vs]) for g, vs in self._ordered()]
-            return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": listed})
+            return negotiation.json_response(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": listed})
         if wants_aggregated(request):
-            return _json(self._cached("agg:groups", lambda: self._aggregated(core=False)), AGGREGATED)
-        return _json(self._cached(
+            return self._response("agg:groups", lambda: self._aggregated(core=False), AGGREGATED)
+        return self._response(
             "legacy:groups",
             lambda: {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
                 "groups": [self._api_group(g, vs) for g, vs in self.scheme.groups().items() if g],
             },
-        ))
+        )
 
     async def group(self, request: web.Request) -> web.Response:
         group = request.match_info["group"]
@@ -137,14 +141,14 @@ class Discovery:
             versions = self.scheme.groups().get(group)
         if not versions or not group:
             raise web.HTTPNotFound()
-        return _json({"kind": "APIGroup", "apiVersion": "v1", **self._api_group(group, versions)})
+        return negotiation.json_response(200, {"kind": "APIGroup", "apiVersion": "v1", **self._api_group(group, versions)})
 
     async def resource_list(self, request: web.Request) -> web.Response:
         group = request.match_info.get("group", "")
         version = request.match_info["version"]
         if version not in self.scheme.groups().get(group, []):
             raise web.HTTPNotFound()
-        return _json(self._cached(f"resources:{group}/{version}", lambda: self._resource_list(group, version)))
+        return self._response(f"resources:{group}/{version}", lambda: self._resource_list(group, version))
 
     # -- documents (fields in the Go structs' order, so the bytes match kube-apiserver's) --
     def _api_group(self, group: str, versions: list[str]) -> dict[str, Any]:

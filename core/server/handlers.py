@@ -98,7 +98,7 @@ class ResourceEndpoints:
         view = self._view(request, info, rt)
         stored = await store.get(_context(info), info.name)
         if view is not None:
-            return _view_response(view, view.object(stored))
+            return negotiation.json_response(200, view.object(stored), view.content_type)
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
     async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
@@ -284,7 +284,8 @@ class ResourceEndpoints:
         return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
+        versions = _delete_options_versions(rt)
+        opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
         stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
@@ -296,7 +297,8 @@ class ResourceEndpoints:
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
         list_opts = params.list_options(request.query)
-        opts = params.delete_options(request.query, await _delete_options_body(request, rt), _api_versions(rt))
+        versions = _delete_options_versions(rt)
+        opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
         ctx = _context(info, dry_run=bool(opts.dry_run))
         listed = await store.delete_collection(ctx, list_opts, opts)
         envelope = _list_envelope(rt, info.version, listed.resource_version, listed.continue_)
@@ -305,10 +307,6 @@ class ResourceEndpoints:
 
 #: A way of answering with the objects other than as themselves (see ``Handlers._view``).
 View = tables.TableBuilder | partial_metadata.PartialMetadata
-
-
-def _view_response(view: View, body: dict[str, Any]) -> web.Response:
-    return web.Response(status=200, body=negotiation.encode_json(body), headers={"Content-Type": view.content_type})
 
 
 def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:
@@ -326,9 +324,9 @@ def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_
     )
 
 
-def _api_versions(rt: ResourceType) -> list[str]:
-    """The apiVersions of ``rt``'s group, in which a DeleteOptions body may come too."""
-    return [GroupVersion(rt.group, version).api_version for version in rt.versions]
+def _delete_options_versions(rt: ResourceType) -> list[str]:
+    """The apiVersions a DeleteOptions body for ``rt`` may name: meta's, and those of ``rt``'s group."""
+    return [*params.DELETE_OPTIONS_VERSIONS, *(GroupVersion(rt.group, version).api_version for version in rt.versions)]
 
 
 def _not_found() -> errors.APIError:
@@ -344,10 +342,8 @@ def _to_version(rt: ResourceType, stored: StoredObject, version: str) -> dict[st
 
 def _list_envelope(rt: ResourceType, version: str, rv: str, token: str) -> dict[str, Any]:
     """A ``<Kind>List`` with its items left out (``items`` is its last field, ``[]``)."""
-    meta: dict[str, Any] = {"resourceVersion": rv} if rv else {}
-    if token:
-        meta["continue"] = token
-    return {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version, "metadata": meta, "items": []}
+    return {"kind": rt.list_kind, "apiVersion": GroupVersion(rt.group, version).api_version,
+            "metadata": listing.list_meta(rv, token), "items": []}
 
 
 def _json_in(rt: ResourceType, version: str) -> Callable[[StoredObject], bytes]:
@@ -466,7 +462,7 @@ def _apply_config(config: Any, rt: ResourceType, info: RequestInfo) -> dict[str,
     return {**config, "metadata": meta}
 
 
-async def _delete_options_body(request: web.Request, rt: ResourceType) -> Any:
+async def _delete_options_body(request: web.Request, api_versions: list[str]) -> Any:
     """The DeleteOptions body of a DELETE or deletecollection, as its JSON value; None when there
     is none. Protobuf clients (client-go's typed clients) send it as protobuf."""
     raw = await negotiation.read_body(request)
@@ -474,7 +470,7 @@ async def _delete_options_body(request: web.Request, rt: ResourceType) -> Any:
         return None
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type == protobuf.MEDIA_TYPE:
-        return _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", [*params.DELETE_OPTIONS_VERSIONS, *_api_versions(rt)])
+        return _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", api_versions)
     return (await negotiation.decode_off_loop(raw, content_type)).value
 
 

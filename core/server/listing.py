@@ -41,6 +41,14 @@ PIECE_ITEMS = 100
 PIECE_BYTES = 256 * 1024
 
 
+def list_meta(resource_version: str, token: str) -> dict[str, Any]:
+    """A list's ``metadata`` (ListMeta): its resourceVersion and continue token, when it has them."""
+    meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
+    if token:
+        meta["continue"] = token
+    return meta
+
+
 class ListWriter:
     """The turns of one server's LIST handlers, and the writing of their bodies."""
 

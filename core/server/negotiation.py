@@ -119,13 +119,17 @@ def encode_yaml(body: Any) -> bytes:
     return yaml.safe_dump(plain, sort_keys=False).encode()
 
 
-def respond(request: web.Request, status: int, body: Any, warnings: list[str] | None = None,
-            content_type: str = JSON) -> web.Response:
+def json_response(status: int, body: Any, content_type: str = JSON) -> web.Response:
+    """``body`` as kube-apiserver writes JSON (:func:`encode_json`), under ``content_type``."""
+    return web.Response(status=status, body=encode_json(body), headers={"Content-Type": content_type})
+
+
+def respond(request: web.Request, status: int, body: Any, warnings: list[str] | None = None) -> web.Response:
     """A response with ``body`` as JSON (or YAML when asked) and Warning headers."""
     if wants_yaml(request):
         response = web.Response(status=status, body=encode_yaml(body), content_type=YAML)
     else:
-        response = web.Response(status=status, body=encode_json(body), headers={"Content-Type": content_type})
+        response = json_response(status, body)
     for text in warnings or ():
         response.headers.add("Warning", warning_header(text))
     return response

@@ -16,6 +16,7 @@ from aiohttp import web
 from core.meta import errors
 from core.registry.stored import StoredObject
 from core.runtime.scheme import ResourceType
+from core.server.listing import list_meta
 
 OBJECT, LIST = "PartialObjectMetadata", "PartialObjectMetadataList"
 VERSIONS = ("v1", "v1beta1")
@@ -48,10 +49,8 @@ class PartialMetadata:
         """A LIST's answer without its items (``items``, its last field, is an empty list)."""
         if self.kind == OBJECT:
             raise _not_acceptable(f"you requested {OBJECT}, but the requested object is a list ({self.rt.list_kind})")
-        meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
-        if token:
-            meta["continue"] = token
-        return {"kind": LIST, "apiVersion": f"meta.k8s.io/{self.version}", "metadata": meta, "items": []}
+        return {"kind": LIST, "apiVersion": f"meta.k8s.io/{self.version}", "metadata": list_meta(resource_version, token),
+                "items": []}
 
     def item(self, stored: StoredObject) -> dict[str, Any]:
         """One object as PartialObjectMetadata: a list's item, and a watch event's object

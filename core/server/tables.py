@@ -16,6 +16,7 @@ from core.meta import errors
 from core.registry.printing import Column
 from core.registry.stored import StoredObject
 from core.runtime.scheme import ResourceType
+from core.server.listing import list_meta
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
@@ -59,13 +60,10 @@ class TableBuilder:
 
     def envelope(self, resource_version: str = "", token: str = "") -> dict[str, Any]:
         """The Table without rows (``rows`` is its last field, an empty list)."""
-        meta: dict[str, Any] = {"resourceVersion": resource_version} if resource_version else {}
-        if token:
-            meta["continue"] = token
         return {
             "kind": "Table",
             "apiVersion": "meta.k8s.io/v1",
-            "metadata": meta,
+            "metadata": list_meta(resource_version, token),
             "columnDefinitions": [c.definition() for c in self.columns],
             "rows": [],
         }
