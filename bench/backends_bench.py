@@ -29,9 +29,9 @@ import aiohttp
 from common import DEPLOYMENTS, deployment, kplane
 from tests.etcd_process import EtcdProcess
 
-from core.storage.etcd import EtcdStorage
-from core.storage.interface import Storage
-from core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.etcd import EtcdStorage
+from kplane.core.storage.interface import Storage
+from kplane.core.storage.sqlite import SQLiteStorage
 
 CONCURRENCY = 16
 

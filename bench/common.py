@@ -37,10 +37,10 @@ def deployment(name: str, replicas: int = 3) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "core.cli", "serve")
+def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.core.cli", "serve")
            ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
-    full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m core.cli serve`` for
+    full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
     a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same."""
     port = free_port()
     process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *args],

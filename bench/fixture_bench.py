@@ -1,6 +1,6 @@
 """How long the ``kplane`` pytest fixture takes to give a test its server (median of 20).
 
-Each round starts what the fixture starts (``core.pytest_plugin.ServerThread``: an APIServer with
+Each round starts what the fixture starts (``kplane.core.pytest_plugin.ServerThread``: an APIServer with
 SQLite in a fresh temp folder, on a free port, in a thread with its own event loop) and stops it.
 The baseline, measured in the same run, is a bare aiohttp server started the same way.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from aiohttp import web
 
 import common  # noqa: F401  (puts the repository on sys.path)
-from core.pytest_plugin import ServerThread
-from core.server.apiserver import ServerConfig
+from kplane.core.pytest_plugin import ServerThread
+from kplane.core.server.apiserver import ServerConfig
 
 
 def kplane_round(controllers: bool) -> float:

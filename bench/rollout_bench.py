@@ -40,7 +40,7 @@ async def ready_pods(url: str) -> int:
 
 async def rollout(deployments: int, replicas: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
-        manager = subprocess.Popen([sys.executable, "-m", "core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
+        manager = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
                                     "--no-leader-elect", "--simulated-nodes", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             await asyncio.sleep(1.0)  # let it list and register its nodes

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.storage.sqlite import SQLiteStorage  # noqa: E402
+from kplane.core.storage.sqlite import SQLiteStorage  # noqa: E402
 
 
 def _connect(path: str) -> sqlite3.Connection:

@@ -13,24 +13,24 @@ import sys
 import traceback
 from pathlib import Path
 
-from core import scaffold
-from core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
-from core.client.leaderelection import LeaderElectionConfig
-from core.client.rest import RESTClient
-from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
-from core.controllers.manager import ControllerManager, ControllerSelection
-from core.controllers.standard import build_controller_manager
-from core.plugins import PluginError, PluginManager
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme, parse_runtime_config
-from core.server.aggregator import BACKENDS_FLAG
-from core.server.aggregator import Settings as AggregatorSettings
-from core.server.apiserver import APIServer, ServerConfig, StartupError
-from core.server.app import VERSION
-from core.server.connections import ConnectionLimits
-from core.server.filters import RequestLimits, parse_duration
-from core.storage.interface import StorageError
+from kplane.core import scaffold
+from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
+from kplane.core.client.leaderelection import LeaderElectionConfig
+from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
+from kplane.core.controllers.manager import ControllerManager, ControllerSelection
+from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.plugins import PluginError, PluginManager
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme, parse_runtime_config
+from kplane.core.server.aggregator import BACKENDS_FLAG
+from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.apiserver import APIServer, ServerConfig, StartupError
+from kplane.core.server.app import VERSION
+from kplane.core.server.connections import ConnectionLimits
+from kplane.core.server.filters import RequestLimits, parse_duration
+from kplane.core.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,8 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
     leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
     election = _election(args)
-    plugins = PluginManager(skip_broken=args.skip_broken_plugins)
+    plugins = PluginManager(skip_broken=args.skip_broken_plugins,
+                            config=ServerConfig(simulated_nodes=args.simulated_nodes, controllers=args.controllers))
     plugins.load_entry_points()
     client = client_from_kubeconfig(args.kubeconfig, args.context)
     try:

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.client.informer import SharedInformerFactory
-    from core.controllers.manager import ControllerManager
-    from core.registry.admission import AdmissionChain
-    from core.registry.registry import Registry
-    from core.runtime.scheme import ResourceType, Scheme
+    from kplane.core.client.informer import SharedInformerFactory
+    from kplane.core.controllers.manager import ControllerManager
+    from kplane.core.registry.admission import AdmissionChain
+    from kplane.core.registry.registry import Registry
+    from kplane.core.runtime.scheme import ResourceType, Scheme
 
 MISSING: Any = object()
 TypeKey = tuple[str, str]  # (group, plural)

@@ -1,6 +1,6 @@
-"""docs/hooks.md, generated from the docstrings of :mod:`core.hookspecs`.
+"""docs/hooks.md, generated from the docstrings of :mod:`kplane.core.hookspecs`.
 
-    python -m core.hookdoc > docs/hooks.md
+    python -m kplane.core.hookdoc > docs/hooks.md
 
 The hookspecs are the reference; this renders them as Markdown (reST's ``literal``, roles and
 ``::`` blocks become Markdown's, a line underlined with ``-`` a heading), with a table of the
@@ -16,11 +16,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from core import hookspecs
-from core.plugins import HOOKS
+from kplane.core import hookspecs
+from kplane.core.plugins import HOOKS
 
 SECTIONS = ("When", "Receives", "Returns", "Example")  # every hook's docstring has these, in this order
-HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py by `python -m core.hookdoc > docs/hooks.md`. "
+HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py by `python -m kplane.core.hookdoc > docs/hooks.md`. "
           "Edit those, then run it again: tests/test_hookdoc.py checks that this page is what it prints. -->")
 
 
@@ -98,7 +98,7 @@ def _language(block: list[str]) -> str:
 
 
 def _inline(text: str) -> str:
-    text = re.sub(r":\w+:`~[\w.]*?(\w+)`", r"`\1`", text)  # :class:`~core.runtime.scheme.Scheme` -> `Scheme`
+    text = re.sub(r":\w+:`~[\w.]*?(\w+)`", r"`\1`", text)  # :class:`~kplane.core.runtime.scheme.Scheme` -> `Scheme`
     text = re.sub(r":\w+:`([^`]+)`", r"`\1`", text)
     return re.sub(r"``(.+?)``", r"`\1`", text, flags=re.DOTALL)
 

@@ -30,8 +30,12 @@ no storage, and never starts the controllers; ``kplane controller-manager`` call
 Arguments
 ---------
 
-A hook implementation takes only the arguments it names, in any order; ``plugin_name`` (your
-plugin's name, for messages and for ``plugin=`` in ``Scheme.add_kind``) is offered to every hook.
+A hook implementation takes only the arguments it names, in any order. Two are offered to every
+hook: ``plugin_name`` (your plugin's name, for messages and for ``plugin=`` in
+``Scheme.add_kind``) and ``config``, the server's
+:class:`~kplane.core.server.apiserver.ServerConfig` (its ``kplane serve`` flags; read it, never
+change it). It is None in ``kplane plugins``; ``kplane controller-manager`` gives one made of its
+own flags.
 Any hook may be ``async def``; kplane awaits it. Return values are ignored.
 
 When a plugin breaks
@@ -59,11 +63,12 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from core.client.informer import SharedInformerFactory
-    from core.controllers.manager import ControllerManager
-    from core.registry.admission import AdmissionChain
-    from core.registry.registry import Registry
-    from core.runtime.scheme import Scheme
+    from kplane.core.client.informer import SharedInformerFactory
+    from kplane.core.controllers.manager import ControllerManager
+    from kplane.core.registry.admission import AdmissionChain
+    from kplane.core.registry.registry import Registry
+    from kplane.core.runtime.scheme import Scheme
+    from kplane.core.server.apiserver import ServerConfig
 
 PROJECT = "kplane"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -71,7 +76,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
+def kplane_register_types(scheme: Scheme, plugin_name: str, config: ServerConfig | None) -> None:
     """Register your kinds: internal type, one schema per served version, storage version.
 
     When: first, once per plugin, before any other hook (in ``kplane serve``, storage is open
@@ -79,11 +84,12 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 
     Receives:
 
-    - ``scheme``: the server's :class:`~core.runtime.scheme.Scheme`. Call ``scheme.add_kind``
+    - ``scheme``: the server's :class:`~kplane.core.runtime.scheme.Scheme`. Call ``scheme.add_kind``
       once per kind and ``scheme.set_version_priority`` once per group (the first version is the
       one discovery prefers).
     - ``plugin_name``: your plugin's name; pass it as ``plugin=`` so that errors and
       ``kplane plugins`` can name you.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing. ``add_kind`` raises ``ConflictError`` (a ``ValueError``) if the group
     already has that resource or that kind, registered by another plugin; then your plugin is the
@@ -101,19 +107,20 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 
 
 @hookspec
-def kplane_register_conversions(scheme: Scheme, plugin_name: str) -> None:
+def kplane_register_conversions(scheme: Scheme, plugin_name: str, config: ServerConfig | None) -> None:
     """Register hand-written conversions and per-version defaulting.
 
     When: second, once every plugin's kinds are registered.
 
     Receives:
 
-    - ``scheme``: the same :class:`~core.runtime.scheme.Scheme`. A version whose schema has the
+    - ``scheme``: the same :class:`~kplane.core.runtime.scheme.Scheme`. A version whose schema has the
       internal shape converts automatically. Where shapes differ, ``scheme.add_conversion``
       takes two functions over Python-named dicts; ``scheme.add_defaulter`` adds a function run
       in place on a version's decoded data before conversion; ``scheme.add_protobuf`` accepts
       protobuf bodies of a kind.
     - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing. Once the admission hooks have run, every version of your kinds must
     convert: a field of a version schema with no counterpart in the internal type, and no
@@ -131,17 +138,18 @@ def kplane_register_conversions(scheme: Scheme, plugin_name: str) -> None:
 
 
 @hookspec
-def kplane_register_strategies(registry: Registry, plugin_name: str) -> None:
-    """Give each resource its behaviour: a :class:`~core.registry.strategy.Strategy`.
+def kplane_register_strategies(registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+    """Give each resource its behaviour: a :class:`~kplane.core.registry.strategy.Strategy`.
 
     When: third, once every plugin's kinds and conversions are registered.
 
     Receives:
 
-    - ``registry``: the server's :class:`~core.registry.registry.Registry`. Register the main
+    - ``registry``: the server's :class:`~kplane.core.registry.registry.Registry`. Register the main
       resource and each subresource (``"status"``) separately with ``registry.add_strategy``;
       ``registry.add_scale`` serves a ``scale`` subresource.
     - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing. A kind without a strategy gets the default one (no extra validation, no
     subresources). A strategy for a resource another plugin registered, or for one nobody
@@ -159,7 +167,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str) -> None:
 
 @hookspec
 def kplane_register_admission(
-    chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None, plugin_name: str
+    chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None, plugin_name: str,
+    config: ServerConfig | None,
 ) -> None:
     """Add admission plugins, run on every write after decoding and before storage.
 
@@ -167,19 +176,20 @@ def kplane_register_admission(
 
     Receives:
 
-    - ``chain``: the server's :class:`~core.registry.admission.AdmissionChain`. Mutating plugins
+    - ``chain``: the server's :class:`~kplane.core.registry.admission.AdmissionChain`. Mutating plugins
       (``chain.add_mutating(name, function)``) may change ``request.obj``; validating plugins
       (``chain.add_validating(name, function)``) reject a request by raising
       ``deny(request, "why")`` (403). Functions take an ``AdmissionRequest`` and may be ``async``.
-    - ``registry``: the :class:`~core.registry.registry.Registry`, to read other objects, e.g.
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`, to read other objects, e.g.
       the namespace a request writes into.
-    - ``informers``: a :class:`~core.client.informer.SharedInformerFactory` on the server's own
+    - ``informers``: a :class:`~kplane.core.client.informer.SharedInformerFactory` on the server's own
       loopback client, for plugins that decide from a cached view of other objects
       (kube-apiserver hands its admission plugins loopback informers the same way). Informers
       asked for here start once the server listens, after the post-start hooks, and stop with it.
       Until an informer's ``synced`` event is set its lister is empty, so wait for it (or refuse).
       ``informers`` is None when the plugins are only inspected (``kplane plugins``).
     - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing.
 
@@ -195,7 +205,7 @@ def kplane_register_admission(
 
 
 @hookspec
-async def kplane_post_start(registry: Registry, server_url: str, plugin_name: str) -> None:
+async def kplane_post_start(registry: Registry, server_url: str, plugin_name: str, config: ServerConfig | None) -> None:
     """Create what must exist before the server reports ready, such as the ``default``
     namespace (kube-apiserver's post-start hooks).
 
@@ -206,12 +216,13 @@ async def kplane_post_start(registry: Registry, server_url: str, plugin_name: st
 
     Receives:
 
-    - ``registry``: the :class:`~core.registry.registry.Registry`;
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`;
       ``registry.store(group, plural)`` reads and writes objects in storage, through
       strategies and admission.
     - ``server_url``: the address the server listens on (``http://127.0.0.1:6443``), for
       objects that point at it (the ``default/kubernetes`` Service).
     - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing. Usually ``async``, since stores are.
 
@@ -229,7 +240,7 @@ async def kplane_post_start(registry: Registry, server_url: str, plugin_name: st
 
 
 @hookspec
-def kplane_register_controllers(manager: ControllerManager, plugin_name: str) -> None:
+def kplane_register_controllers(manager: ControllerManager, plugin_name: str, config: ServerConfig | None) -> None:
     """Add controllers for the controller-manager to run.
 
     When: last, in ``kplane serve`` once the server is ready (not with ``--no-controllers``),
@@ -238,13 +249,14 @@ def kplane_register_controllers(manager: ControllerManager, plugin_name: str) ->
 
     Receives:
 
-    - ``manager``: a :class:`~core.controllers.manager.ControllerManager`, not started yet.
+    - ``manager``: a :class:`~kplane.core.controllers.manager.ControllerManager`, not started yet.
       ``manager.add(name, controller)`` adds a controller: an object with
       ``async def run(self)`` that works until cancelled. It reaches the server through
-      ``manager.client`` (a :class:`~core.client.rest.RESTClient`) like any other client,
+      ``manager.client`` (a :class:`~kplane.core.client.rest.RESTClient`) like any other client,
       and shares informers through ``manager.informers``. ``--controllers`` chooses by
       ``name``.
     - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing.
 

@@ -8,7 +8,7 @@ A plugin that breaks (it fails to import, its entry point names nothing, a hook 
 a kind or resource another plugin registered) is reported as a :class:`PluginError` naming the
 plugin, its distribution and the problem. With ``skip_broken`` (``--skip-broken-plugins``) the
 problem is logged instead and the plugin is taken out whole: everything its hooks added, as
-recorded in its :class:`~core.footprint.Footprint`, is removed again.
+recorded in its :class:`~kplane.core.footprint.Footprint`, is removed again.
 """
 
 from __future__ import annotations
@@ -23,17 +23,20 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from core import hookspecs
-from core.client.informer import SharedInformerFactory
-from core.controllers.manager import ControllerManager
-from core.footprint import Footprint, Targets, snapshot
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import ConflictError, ResourceType, Scheme
+from kplane.core import hookspecs
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.controllers.manager import ControllerManager
+from kplane.core.footprint import Footprint, Targets, snapshot
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import ConflictError, ResourceType, Scheme
+
+if TYPE_CHECKING:
+    from kplane.core.server.apiserver import ServerConfig
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +74,11 @@ class PluginInfo:
 
 
 class PluginManager:
-    def __init__(self, skip_broken: bool = False) -> None:
+    def __init__(self, skip_broken: bool = False, config: ServerConfig | None = None) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.skip_broken = skip_broken
+        self.config = config  # offered to every hook as ``config`` (None: nothing is served)
         self.infos: dict[str, PluginInfo] = {}  # every plugin tried, loaded or skipped, in load order
         self.targets = Targets()  # what the hooks change, for footprints and for taking a plugin out
 
@@ -161,7 +165,7 @@ class PluginManager:
             self._refuse(info, f"{info.label} implements {', '.join(hints)}, which kplane does not have "
                                f"(its hooks: {', '.join(HOOKS)})")
         elif unmarked:
-            self._refuse(info, f"{info.label}: {', '.join(unmarked)} lack @hookimpl (from core.hookspecs import "
+            self._refuse(info, f"{info.label}: {', '.join(unmarked)} lack @hookimpl (from kplane.core.hookspecs import "
                                "hookimpl), so kplane would never call them")
         elif not callers:
             self._refuse(info, f"{info.label} implements no kplane hook: its entry point should name the module "
@@ -218,6 +222,8 @@ class PluginManager:
             args = {k: v for k, v in kwargs.items() if k in impl.argnames}
             if "plugin_name" in impl.argnames:
                 args["plugin_name"] = impl.plugin_name
+            if "config" in impl.argnames:
+                args["config"] = self.config
             before = snapshot(self.targets)
             try:
                 result = impl.function(**args)

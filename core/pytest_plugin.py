@@ -43,9 +43,9 @@ from typing import Any
 import pytest
 import yaml
 
-from core.runtime.scheme import parse_runtime_config
-from core.server.aggregator import Settings as AggregatorSettings
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.runtime.scheme import parse_runtime_config
+from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.apiserver import APIServer, ServerConfig
 
 Obj = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from core.meta.validation import is_dns1123_label, is_dns1123_subdomain
+from kplane.core.meta.validation import is_dns1123_label, is_dns1123_subdomain
 
 PACKAGE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 KIND_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -232,7 +232,7 @@ INIT = '''\
 PLUGIN = '''\
 """The kplane plugin: each function is a hook kplane calls once at start-up, in this order."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from $name import $version
 from $name.strategy import ${kind}Strategy
@@ -257,7 +257,7 @@ TYPES = '''\
 
 from dataclasses import dataclass, field
 
-from core.meta.types import ObjectMeta
+from kplane.core.meta.types import ObjectMeta
 
 GROUP = "$group"
 
@@ -276,9 +276,9 @@ class $kind:
 SCHEMA = '''\
 """$group/$version: the wire format of $kind (camelCase on the wire, Python names here)."""
 
-from core.meta.schemas import ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 
 class ${kind}SpecSchema(Schema):
@@ -295,9 +295,9 @@ class ${kind}Schema(Schema):
 STRATEGY = '''\
 """How the server treats ${kind}s: validation and the columns of `kubectl get`."""
 
-from core.meta.errors import FieldError, invalid
-from core.registry.printing import AGE, NAME, Column, dig
-from core.registry.strategy import RequestContext, Strategy
+from kplane.core.meta.errors import FieldError, invalid
+from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.registry.strategy import RequestContext, Strategy
 
 from $name.types import $kind
 
@@ -332,7 +332,7 @@ TEST = '''\
 """The $kind plugin against a real kplane server: the `kplane` fixture starts one per test."""
 
 import pytest
-from core.pytest_plugin import KplaneError
+from kplane.core.pytest_plugin import KplaneError
 
 from $name.strategy import COLUMNS
 

@@ -13,9 +13,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.runtime.scheme import parse_runtime_config
-from core.server.aggregator import Settings as AggregatorSettings
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.runtime.scheme import parse_runtime_config
+from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import Kubectl

@@ -42,7 +42,7 @@ def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) ->
 
 def start(data_dir: Path, *args: str, port: int | None = None, python: str | Path = sys.executable) -> subprocess.Popen[str]:
     port = port or free_port()
-    return subprocess.Popen([str(python), "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir), *args],
+    return subprocess.Popen([str(python), "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -27,10 +27,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from core.runtime.scheme import parse_runtime_config
-from core.server.aggregator import AGGREGATED, BACKENDS_FLAG, REDIRECT_REFUSED
-from core.server.aggregator import Settings as AggregatorSettings
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.runtime.scheme import parse_runtime_config
+from kplane.core.server.aggregator import AGGREGATED, BACKENDS_FLAG, REDIRECT_REFUSED
+from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, free_port, serving, start, wait_ready
@@ -651,7 +651,7 @@ async def test_redirects_from_a_backend_are_not_followed(aggregator: APIServer) 
 
 # -- kplane serve --plugins --------------------------------------------------------------------------
 def test_unknown_plugin_names_are_a_clear_error(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--plugins", "coordination,nope", "--port", "0",
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--plugins", "coordination,nope", "--port", "0",
                            "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert "kplane: unknown plugin(s) 'nope'; installed: " in done.stderr and "coordination" in done.stderr

@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 
 from tests.builders import UNSCHEDULED, configmap

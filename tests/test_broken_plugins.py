@@ -37,10 +37,10 @@ KINDS = '''\
 
 from dataclasses import dataclass, field, make_dataclass
 
-from core.meta.schemas import ObjectMetaSchema
-from core.meta.types import ObjectMeta
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.meta.types import ObjectMeta
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 
 @dataclass
@@ -94,9 +94,9 @@ packages = ["broken_plugins"]
 
 import asyncio
 
-from core.hookspecs import hookimpl
-from core.registry.admission import deny
-from core.registry.strategy import Strategy
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.admission import deny
+from kplane.core.registry.strategy import Strategy
 
 from broken_plugins.kinds import add_kind
 
@@ -142,7 +142,7 @@ import kplane_no_such_dependency  # noqa: F401
     "broken_plugins/attrs.py": '''\
 """The entry point names broken_plugins.attrs:hooks, which does not exist."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 
 @hookimpl
@@ -152,7 +152,7 @@ def kplane_register_types(scheme):
     "broken_plugins/half_types.py": '''\
 """Registers one kind, then raises: the kind must not stay behind."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from broken_plugins.kinds import add_kind
 
@@ -165,7 +165,7 @@ def kplane_register_types(scheme, plugin_name):
     "broken_plugins/bad_strategy.py": '''\
 """Types and a defaulter on core's ConfigMap succeed; the strategies hook fails."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from broken_plugins.kinds import add_kind
 
@@ -192,8 +192,8 @@ def kplane_register_strategies(registry):
     "broken_plugins/bad_admission.py": '''\
 """Adds an admission plugin that refuses everything, asks for an informer, then raises."""
 
-from core.hookspecs import hookimpl
-from core.registry.admission import deny
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.admission import deny
 
 from broken_plugins.kinds import add_kind
 
@@ -217,7 +217,7 @@ def kplane_register_admission(chain, informers):
     "broken_plugins/bad_post_start.py": '''\
 """Fails in its post-start hook, once the server listens."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from broken_plugins.kinds import add_kind
 
@@ -234,7 +234,7 @@ async def kplane_post_start(registry):
     "broken_plugins/bad_controllers.py": '''\
 """Adds a controller, then fails: the controller must never run."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from broken_plugins.kinds import add_kind
 
@@ -261,7 +261,7 @@ def kplane_register_controllers(manager):
     "broken_plugins/typo_hook.py": '''\
 """A misspelt hook."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 
 @hookimpl
@@ -301,7 +301,7 @@ packages = ["rival_plugins"]
     "rival_plugins/resource.py": '''\
 """Claims gadgets.gadgets.example.com, which the gadgets plugin registers."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from rival_plugins.kinds import add_kind
 
@@ -313,7 +313,7 @@ def kplane_register_types(scheme):
     "rival_plugins/kind.py": '''\
 """Claims the kind Gadget of gadgets.example.com, under another resource name."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from rival_plugins.kinds import add_kind
 
@@ -325,8 +325,8 @@ def kplane_register_types(scheme):
     "rival_plugins/strategy.py": '''\
 """Replaces the strategy of core's pods (one that validates nothing)."""
 
-from core.hookspecs import hookimpl
-from core.registry.strategy import Strategy
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.strategy import Strategy
 
 
 @hookimpl
@@ -336,7 +336,7 @@ def kplane_register_strategies(registry):
     "rival_plugins/pods.py": '''\
 """Claims core's pods; its name sorts before every built-in plugin's, yet core loads first."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from rival_plugins.kinds import add_kind
 
@@ -365,7 +365,7 @@ packages = ["gadgets_fork"]
 ''',
     "gadgets_fork/__init__.py": "",
     "gadgets_fork/plugin.py": '''\
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 
 @hookimpl
@@ -408,7 +408,7 @@ PROBLEMS = {
                  "kplane_register_types?), which kplane does not have (its hooks: kplane_register_types, "
                  "kplane_register_conversions, kplane_register_strategies, kplane_register_admission, kplane_post_start, "
                  "kplane_register_controllers)",
-    "unmarked": "plugin 'unmarked' (kplane-broken 0.3.0): kplane_register_types lack @hookimpl (from core.hookspecs import "
+    "unmarked": "plugin 'unmarked' (kplane-broken 0.3.0): kplane_register_types lack @hookimpl (from kplane.core.hookspecs import "
                 "hookimpl), so kplane would never call them",
     "rival_gadgets": "plugin 'rival_gadgets' (kplane-rival 1.2.0) conflicts with plugin 'gadgets' (kplane-broken 0.3.0): "
                      "both register gadgets.gadgets.example.com",
@@ -456,7 +456,7 @@ def env(pythonpath: str) -> dict[str, str]:
 
 
 def kplane(pythonpath: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], check=False, capture_output=True, text=True, timeout=30,
+    return subprocess.run([sys.executable, "-m", "kplane.core.cli", *args], check=False, capture_output=True, text=True, timeout=30,
                           env=env(pythonpath))
 
 
@@ -542,7 +542,7 @@ def skipping(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> 
     port = free_port()
     log = data_dir / "stderr"
     with log.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
+        process = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
                                     "--simulated-nodes", "0", "--plugins", ",".join(EVERYTHING), "--skip-broken-plugins"],
                                    stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env(installed.path))
     url = f"http://127.0.0.1:{port}"
@@ -578,7 +578,7 @@ def test_skip_broken_plugins_reports_each_in_debug_plugins(skipping: Running) ->
         assert by_name[name]["admission"] == {"mutating": [], "validating": []}
     assert by_name["gadgets"] == GADGETS
     core = by_name["core"]
-    assert (core["status"], core["problem"], core["distribution"], core["module"]) == ("loaded", "", "kplane", "plugins.core")
+    assert (core["status"], core["problem"], core["distribution"], core["module"]) == ("loaded", "", "kplane", "kplane.plugins.core")
     assert "kplane_post_start" in core["hooks"] and core["admission"]["validating"] == ["NamespaceLifecycle"]
     [group] = core["groups"]
     assert group["name"] == "" and group["preferredVersion"] == "v1"
@@ -625,7 +625,7 @@ def test_skip_broken_plugins_logs_each_and_serves_the_rest(skipping: Running) ->
     # Each skipped plugin was logged once, as a warning; no traceback.
     err = skipping.log.read_text()
     assert "Traceback" not in err
-    warnings = [entry.split(" WARNING core.plugins: ", 1)[1] for entry in err.splitlines() if " WARNING core.plugins: " in entry]
+    warnings = [entry.split(" WARNING kplane.core.plugins: ", 1)[1] for entry in err.splitlines() if " WARNING kplane.core.plugins: " in entry]
     assert sorted(warnings) == sorted(f"{problem}; skipped, kplane goes on without it (--skip-broken-plugins)"
                                       for problem in PROBLEMS.values())
 
@@ -688,6 +688,6 @@ def test_two_distributions_with_one_plugin_name(installed: Installed) -> None:
 
 def test_plugins_here_are_not_installed_in_the_venv(installed: Installed) -> None:
     """The packages above are on the path of this module's processes only."""
-    done = subprocess.run([sys.executable, "-m", "core.cli", "plugins"], check=False, capture_output=True, text=True, timeout=60,
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "plugins"], check=False, capture_output=True, text=True, timeout=60,
                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert done.returncode == 0 and "kplane-broken" not in done.stdout and "kplane-rival" not in done.stdout

@@ -66,11 +66,11 @@ def test_state_survives_a_restart_and_a_data_dir_has_one_server(tmp_path: Path) 
 
 
 def test_version_command() -> None:
-    out = subprocess.run([sys.executable, "-m", "core.cli", "version"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "kplane.core.cli", "version"], capture_output=True, text=True, check=True).stdout
     assert "1.32" in out
 
 
 def test_unknown_storage_url_is_a_clear_error(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path),
                            "--storage", "mysql://x"], capture_output=True, text=True, timeout=20)
     assert done.returncode == 1 and "unsupported storage URL" in done.stderr and "Traceback" not in done.stderr

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from core.client.rest import ApiError, RESTClient
-from core.controllers.manager import ControllerSelection
-from core.controllers.standard import build_controller_manager
-from core.plugins import PluginManager
-from core.server.apiserver import write_kubeconfig
+from kplane.core.client.rest import ApiError, RESTClient
+from kplane.core.controllers.manager import ControllerSelection
+from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.plugins import PluginManager
+from kplane.core.server.apiserver import write_kubeconfig
 from tests.builders import deployment
 from tests.servers import Served, serving
 from tests.test_deployment_controller import complete, deployments, eventually, is_ready, owned, pods, set_image
@@ -50,7 +50,7 @@ def start_cm(tmp_path: Path, served: Served) -> Iterator[Start]:
 
     def start(identity: str, *args: str) -> subprocess.Popen[str]:
         log = (tmp_path / f"{identity}.log").open("w")
-        process = subprocess.Popen([sys.executable, "-m", "core.cli", "controller-manager", "--kubeconfig", str(served.kubeconfig),
+        process = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(served.kubeconfig),
                                     "--identity", identity, *args], stdout=log, stderr=subprocess.STDOUT, text=True)
         log.close()
         started.append(process)
@@ -188,10 +188,10 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
 def test_an_unknown_controller_name_is_refused_with_the_known_ones(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     write_kubeconfig(kubeconfig, "http://127.0.0.1:1")
-    run = subprocess.run([sys.executable, "-m", "core.cli", "controller-manager", "--kubeconfig", str(kubeconfig),
+    run = subprocess.run([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(kubeconfig),
                           "--controllers", "*,-garbagecolector"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
     assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: deployment, garbagecollector" in run.stderr
-    serve = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
+    serve = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
                             "--controllers", "bogus"], capture_output=True, text=True, timeout=30)
     assert serve.returncode == 1 and "unknown controller(s) bogus" in serve.stderr

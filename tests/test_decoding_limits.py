@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
-from core.server.decoding import MAX_DEPTH
+from kplane.core.server.decoding import MAX_DEPTH
 from tests.builders import DEPLOYMENTS, configmap, deployment
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.meta import clock
+from kplane.core.meta import clock
 from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from core.client.rest import JSON_PATCH, ApiError, RESTClient, ResourceClient
-from core.server.apiserver import APIServer
-from plugins.apps.controllers.deployment import (
+from kplane.core.client.rest import JSON_PATCH, ApiError, RESTClient, ResourceClient
+from kplane.core.server.apiserver import APIServer
+from kplane.plugins.apps.controllers.deployment import (
     SAFE_ALPHABET,
     _fenceposts,
     _new_rs_replicas,

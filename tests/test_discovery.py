@@ -129,7 +129,7 @@ async def test_namespaces_have_no_deletecollection_and_finalize_is_put_only(api)
 
 
 async def test_a_plugin_cannot_declare_verbs_it_cannot_serve(server):
-    from core.registry.strategy import Strategy
+    from kplane.core.registry.strategy import Strategy
 
     class Listed(Strategy):
         verbs = frozenset({"list"})
@@ -204,10 +204,10 @@ def test_kplane_serve_runtime_config_flag(tmp_path):
     with serving(tmp_path / "on", "--runtime-config", "apps/v1beta2=true") as served:
         with urllib.request.urlopen(f"{served.url}/apis/apps") as reply:
             assert [v["version"] for v in json.loads(reply.read())["versions"]] == ["v1", "v1beta2"]
-    unknown = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "x"),
+    unknown = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "x"),
                               "--no-controllers", "--runtime-config", "apps/v1beta3=true"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 1
     assert unknown.stderr.strip().splitlines()[-1] == "kplane: --runtime-config names group/versions no plugin registers: apps/v1beta3"
-    bad = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--runtime-config", "apps/v1beta2=maybe"],
+    bad = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--runtime-config", "apps/v1beta2=maybe"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "the value must be true or false" in bad.stderr

@@ -133,7 +133,7 @@ def test_an_update_merges_imports_and_replaces_definitions() -> None:
     current = textwrap.dedent('''\
         """Doc."""
 
-        from core.hookspecs import hookimpl
+        from kplane.core.hookspecs import hookimpl
 
         from pkg import v1
         from pkg.types import GROUP
@@ -169,7 +169,7 @@ def test_an_update_merges_imports_and_replaces_definitions() -> None:
 
         from typing import Any
 
-        from core.hookspecs import hookimpl
+        from kplane.core.hookspecs import hookimpl
 
         from pkg import v1, v1alpha1
         from pkg.types import COLORS, GROUP

@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from core.server.apiserver import APIServer, ServerConfig
-from core.server.app import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE, UNEXPECTED, status_errors
+from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.app import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE, UNEXPECTED, status_errors
 from tests.etcd_process import EtcdProcess
 
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -69,7 +69,7 @@ async def test_an_unexpected_exception_is_a_500_without_its_repr(caplog: pytest.
     app = web.Application(middlewares=[status_errors])
     app.router.add_get("/api/v1/namespaces/default/configmaps", broken)
     async with TestServer(app) as server, aiohttp.ClientSession() as session:
-        with caplog.at_level(logging.ERROR, logger="core.server.app"):
+        with caplog.at_level(logging.ERROR, logger="kplane.core.server.app"):
             async with session.get(server.make_url(CMS)) as reply:
                 text = await reply.text()
                 status = await reply.json()

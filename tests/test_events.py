@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from core.client.events import NORMAL, WARNING, EventRecorder
-from core.client.rest import RESTClient
-from core.meta.clock import parse
-from core.server.apiserver import APIServer
+from kplane.core.client.events import NORMAL, WARNING, EventRecorder
+from kplane.core.client.rest import RESTClient
+from kplane.core.meta.clock import parse
+from kplane.core.server.apiserver import APIServer
 from tests.builders import deployment
 from tests.servers import free_port
 
@@ -138,7 +138,7 @@ async def test_window_and_cache_cap_end_aggregation(client: RESTClient) -> None:
 async def test_recording_never_blocks_and_drops_when_full(client: RESTClient, caplog: pytest.LogCaptureFixture) -> None:
     web = await create_deployment(client)
     recorder = EventRecorder(client, "c", queue_size=2)
-    with caplog.at_level(logging.ERROR, "core.client.events"):
+    with caplog.at_level(logging.ERROR, "kplane.core.client.events"):
         for reason in ("One", "Two", "Three"):
             recorder.event(web, NORMAL, reason, "m")  # not started yet: queued, nothing sent
         recorder.event(web, "Critical", "Four", "m")
@@ -158,7 +158,7 @@ async def test_failures_are_logged_not_raised(client: RESTClient, caplog: pytest
     stranger = {**web, "metadata": {**web["metadata"], "namespace": "nowhere"}}
     unreachable = RESTClient(f"http://127.0.0.1:{free_port()}")
     try:
-        with caplog.at_level(logging.WARNING, "core.client.events"):
+        with caplog.at_level(logging.WARNING, "kplane.core.client.events"):
             async with EventRecorder(client, "c") as recorder:
                 recorder.event(stranger, NORMAL, "Lost", "m")
                 recorder.event(web, NORMAL, "Kept", "m")  # the worker carries on after a failure

@@ -1,4 +1,4 @@
-"""managedFields and server-side apply (core.server.fieldmanager) on the real Deployment schema."""
+"""managedFields and server-side apply (kplane.core.server.fieldmanager) on the real Deployment schema."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from core.meta.errors import APIError, StatusReason
-from core.meta.schemas import ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema, shape_of
-from core.server.fieldmanager import (
+from kplane.core.meta.errors import APIError, StatusReason
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema, shape_of
+from kplane.core.server.fieldmanager import (
     ApplyConflict,
     Conflict,
     apply,
@@ -22,9 +22,9 @@ from core.server.fieldmanager import (
     default_manager,
     managed_fields_after_update,
 )
-from plugins.apiregistration.v1.schemas import APIServiceSchema
-from plugins.apps.v1.schemas import DeploymentSchema
-from plugins.core.v1.schemas import EventSchema
+from kplane.plugins.apiregistration.v1.schemas import APIServiceSchema
+from kplane.plugins.apps.v1.schemas import DeploymentSchema
+from kplane.plugins.core.v1.schemas import EventSchema
 
 DEPLOYMENT = shape_of(DeploymentSchema)
 T0, T1, T2, T3 = (f"2024-05-01T10:00:0{i}Z" for i in range(4))

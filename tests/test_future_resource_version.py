@@ -20,7 +20,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.apiserver import APIServer, ServerConfig
 
 CMS = "/api/v1/namespaces/default/configmaps"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 from tests.etcd_process import EtcdProcess
 

@@ -1,6 +1,6 @@
 """docs/hooks.md is generated from core/hookspecs.py, and the hookspecs say what the code does.
 
-* the page is exactly what ``python -m core.hookdoc`` prints now (regenerate it after editing a
+* the page is exactly what ``python -m kplane.core.hookdoc`` prints now (regenerate it after editing a
   hookspec docstring);
 * every hook documents When, Receives (each parameter, in order), Returns and an Example that
   compiles;
@@ -21,25 +21,25 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core import hookdoc, hookspecs
-from core.client.informer import SharedInformerFactory
-from core.controllers.manager import ControllerManager
-from core.hookspecs import hookimpl
-from core.plugins import HOOKS
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core import hookdoc, hookspecs
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.controllers.manager import ControllerManager
+from kplane.core.hookspecs import hookimpl
+from kplane.core.plugins import HOOKS
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.core.server.apiserver import APIServer, ServerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "hooks.md"
 
 
 def test_docs_hooks_md_is_generated_from_the_hookspecs() -> None:
-    printed = subprocess.run([sys.executable, "-m", "core.hookdoc"], capture_output=True, text=True, check=True,
+    printed = subprocess.run([sys.executable, "-m", "kplane.core.hookdoc"], capture_output=True, text=True, check=True,
                              cwd=ROOT).stdout
     assert printed == hookdoc.render()
-    assert PAGE.read_text() == printed, "docs/hooks.md is stale: run `python -m core.hookdoc > docs/hooks.md`"
+    assert PAGE.read_text() == printed, "docs/hooks.md is stale: run `python -m kplane.core.hookdoc > docs/hooks.md`"
 
 
 def test_the_page_is_markdown() -> None:
@@ -81,31 +81,31 @@ class Recorder:
             self.readyz[hook] = reply.status
 
     @hookimpl
-    def kplane_register_types(self, scheme: Scheme, plugin_name: str) -> None:
-        self.calls.append(("kplane_register_types", {"scheme": scheme, "plugin_name": plugin_name}))
+    def kplane_register_types(self, scheme: Scheme, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_types", {"scheme": scheme, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
-    def kplane_register_conversions(self, plugin_name: str, scheme: Scheme) -> None:
-        self.calls.append(("kplane_register_conversions", {"scheme": scheme, "plugin_name": plugin_name}))
+    def kplane_register_conversions(self, plugin_name: str, scheme: Scheme, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_conversions", {"scheme": scheme, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
-    async def kplane_register_strategies(self, registry: Registry, plugin_name: str) -> None:
-        self.calls.append(("kplane_register_strategies", {"registry": registry, "plugin_name": plugin_name}))
+    async def kplane_register_strategies(self, registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_strategies", {"registry": registry, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
     def kplane_register_admission(self, chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None,
-                                  plugin_name: str) -> None:
+                                  plugin_name: str, config: ServerConfig | None) -> None:
         self.calls.append(("kplane_register_admission",
-                           {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name}))
+                           {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
-    async def kplane_post_start(self, registry: Registry, server_url: str, plugin_name: str) -> None:
-        self.calls.append(("kplane_post_start", {"registry": registry, "server_url": server_url, "plugin_name": plugin_name}))
+    async def kplane_post_start(self, registry: Registry, server_url: str, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_post_start", {"registry": registry, "server_url": server_url, "plugin_name": plugin_name, "config": config}))
         await self._readyz("kplane_post_start")
 
     @hookimpl
-    async def kplane_register_controllers(self, manager: ControllerManager, plugin_name: str) -> None:
-        self.calls.append(("kplane_register_controllers", {"manager": manager, "plugin_name": plugin_name}))
+    async def kplane_register_controllers(self, manager: ControllerManager, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_controllers", {"manager": manager, "plugin_name": plugin_name, "config": config}))
         await self._readyz("kplane_register_controllers")
 
 
@@ -122,7 +122,7 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
             assert args["plugin_name"] == "recorder"
         got = {name: value for _, args in recorder.calls for name, value in args.items()}
         assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
-        assert got["server_url"] == server.url
+        assert got["server_url"] == server.url and got["config"] is server.config
         assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
         assert isinstance(got["manager"], ControllerManager) and got["manager"] is server.controllers
         assert server.registry is not None and server.registry.storage is not None  # storage opened first

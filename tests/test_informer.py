@@ -7,10 +7,10 @@ import contextlib
 
 import pytest
 
-from core.client.cache import Indexer, Lister
-from core.client.informer import Handlers, Informer, SharedInformerFactory
-from core.client.rest import RESTClient
-from core.meta.selectors import parse_label_selector
+from kplane.core.client.cache import Indexer, Lister
+from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory
+from kplane.core.client.rest import RESTClient
+from kplane.core.meta.selectors import parse_label_selector
 from tests.builders import configmap
 from tests.test_namespace_deletion import eventually
 

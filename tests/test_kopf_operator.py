@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.pytest_plugin import Cluster
+from kplane.core.pytest_plugin import Cluster
 
 kopf_testing = pytest.importorskip("kopf.testing")
 

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from aiohttp import web
 
-from core.client.kubeconfig import ClientConfig, KubeconfigError, client_from_kubeconfig, load_kubeconfig
-from core.client.rest import RESTClient
-from core.server.apiserver import APIServer
+from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, client_from_kubeconfig, load_kubeconfig
+from kplane.core.client.rest import RESTClient
+from kplane.core.server.apiserver import APIServer
 
 
 def kubeconfig(path: Path, *, current: str | None = "a", clusters: dict[str, Any] | None = None,

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 
 PATH = "/api/v1/namespaces/default/services/kubernetes"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from core.client.leaderelection import LeaderElectionConfig, LeaderElector
-from core.client.rest import RESTClient
-from core.server.apiserver import APIServer
+from kplane.core.client.leaderelection import LeaderElectionConfig, LeaderElector
+from kplane.core.client.rest import RESTClient
+from kplane.core.server.apiserver import APIServer
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.2}
 

@@ -23,7 +23,7 @@ from lightkube.resources.apps_v1 import Deployment  # noqa: E402
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Pod, Service  # noqa: E402
 from lightkube.types import CascadeType, PatchType  # noqa: E402
 
-from core.pytest_plugin import Cluster  # noqa: E402
+from kplane.core.pytest_plugin import Cluster  # noqa: E402
 
 MANAGER = "lightkube-test"
 

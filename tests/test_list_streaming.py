@@ -1,4 +1,4 @@
-"""LISTs written in pieces (core.server.listing), through real sockets: the bytes are those of the
+"""LISTs written in pieces (kplane.core.server.listing), through real sockets: the bytes are those of the
 whole list (Go's escapes included, across pieces), large ones chunked, YAML and Tables alike; and
 slow readers beyond the read-only limit are refused with 429 while the ones admitted are held,
 and probes, writes and the server's own clients are still answered meanwhile."""
@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 import yaml
 
-from core.server import listing
-from core.server.apiserver import APIServer, ServerConfig
-from core.server.filters import RequestLimits
+from kplane.core.server import listing
+from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.filters import RequestLimits
 
 CM = "/api/v1/namespaces/default/configmaps"
 BOUND = 15.0  # generous: only a hang fails it

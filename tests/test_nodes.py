@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from core.client.informer import SharedInformerFactory
-from core.client.rest import RESTClient
-from core.controllers.nodes import SimulatedNodes
-from core.server.apiserver import APIServer, ServerConfig
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.nodes import SimulatedNodes
+from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually
 

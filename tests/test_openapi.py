@@ -20,18 +20,18 @@ from typing import Any
 
 import pytest
 
-from core.meta.schemas import ObjectMetaSchema
-from core.registry.registry import SCALE_ENDPOINT, Endpoint
-from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS
-from core.runtime import fields
-from core.runtime.gvk import GroupVersion
-from core.runtime.schema import Schema
-from core.runtime.scheme import Scheme
-from core.server.apiserver import APIServer
-from core.server.openapi import OpenAPI, build_document, group_prefix
-from plugins.apps.v1.schemas import DeploymentSpecSchema, DeploymentStrategySchema
-from plugins.core import types as core_types
-from plugins.core.v1.schemas import ContainerSchema, PodSchema, PodTemplateSpecSchema
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.registry.registry import SCALE_ENDPOINT, Endpoint
+from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS
+from kplane.core.runtime import fields
+from kplane.core.runtime.gvk import GroupVersion
+from kplane.core.runtime.schema import Schema
+from kplane.core.runtime.scheme import Scheme
+from kplane.core.server.apiserver import APIServer
+from kplane.core.server.openapi import OpenAPI, build_document, group_prefix
+from kplane.plugins.apps.v1.schemas import DeploymentSpecSchema, DeploymentStrategySchema
+from kplane.plugins.core import types as core_types
+from kplane.plugins.core.v1.schemas import ContainerSchema, PodSchema, PodTemplateSpecSchema
 from tests.conftest import Client
 from tests.servers import serving
 from tests.kubectl_cli import DEPLOYMENT

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.meta.errors import StatusReason
-from core.server.patch import MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch
+from kplane.core.meta.errors import StatusReason
+from kplane.core.server.patch import MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch
 
 # RFC 6902 appendix A: (section, document, patch, expected result or None when it must fail).
 RFC6902_APPENDIX_A: list[tuple[str, Any, list[dict[str, Any]], Any]] = [

@@ -18,10 +18,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.plugins import PluginError, PluginManager
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
+from kplane.core.plugins import PluginError, PluginManager
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
 from tests.conftest import Client
 from tests.isolated import Venv
 from tests.kubectl_cli import Kubectl
@@ -170,7 +170,7 @@ def test_installed_plugin_through_kubectl(kubectl: Kubectl, widgets_installed: I
 
 
 def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: Installed) -> None:
-    out = widgets_installed.venv.run("-m", "core.cli", "plugins").stdout
+    out = widgets_installed.venv.run("-m", "kplane.core.cli", "plugins").stdout
     assert "widgets  (widgets_example.plugin, kplane-widgets 0.1.0)" in out
     assert "Widget (widgets.widgets.example.com): v1, v1alpha1; stored as v1; namespaced, subresources: status" in out
     assert "Deployment (deployments.apps): v1; stored as v1; namespaced, subresources: scale, status" in out
@@ -178,7 +178,7 @@ def test_kplane_plugins_lists_what_each_plugin_registers(widgets_installed: Inst
 
 
 def test_disable_plugin(widgets_installed: Installed) -> None:
-    out = widgets_installed.venv.run("-m", "core.cli", "plugins", "--disable-plugin", "widgets").stdout
+    out = widgets_installed.venv.run("-m", "kplane.core.cli", "plugins", "--disable-plugin", "widgets").stdout
     assert "Widget" not in out and "Deployment" in out
 
 
@@ -188,7 +188,7 @@ async def test_a_plugin_failing_in_a_hook_is_named() -> None:
         def kplane_register_types(scheme):
             raise RuntimeError("boom")
 
-    from core.hookspecs import hookimpl
+    from kplane.core.hookspecs import hookimpl
 
     Broken.kplane_register_types = hookimpl(Broken.kplane_register_types)  # type: ignore[method-assign]
     manager = PluginManager()
@@ -203,9 +203,9 @@ async def test_two_plugins_claiming_one_resource_are_refused() -> None:
     manager = PluginManager()
     manager.load_entry_points()
     with pytest.raises(PluginError, match=r"plugin 'copycat' conflicts with plugin 'core' \(kplane 0.1.0\): both register pods.core"):
-        from core.hookspecs import hookimpl
-        from plugins.core import types
-        from plugins.core.v1 import schemas
+        from kplane.core.hookspecs import hookimpl
+        from kplane.plugins.core import types
+        from kplane.plugins.core.v1 import schemas
 
         class Copycat:
             @hookimpl

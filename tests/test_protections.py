@@ -1,4 +1,4 @@
-"""Overload and slow-client protections (core.server.filters, core.server.connections), through real
+"""Overload and slow-client protections (kplane.core.server.filters, kplane.core.server.connections), through real
 sockets: max in-flight (429 + Retry-After), watches and probes not counted, the request timeout
 (504) and ``?timeout=``, header and body read deadlines, and the connection cap."""
 
@@ -16,9 +16,9 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from core.server.apiserver import APIServer, ServerConfig
-from core.server.connections import ConnectionLimits
-from core.server.filters import RequestLimits
+from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.connections import ConnectionLimits
+from kplane.core.server.filters import RequestLimits
 from tests.kubectl_cli import Kubectl
 from tests.servers import serving
 
@@ -327,7 +327,7 @@ async def test_the_serve_flags_set_the_limits(tmp_path: Path) -> None:
 
 
 def test_a_malformed_duration_flag_is_refused() -> None:
-    done = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--request-timeout", "60"],
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--request-timeout", "60"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert 'argument --request-timeout: time: missing unit in duration "60"' in done.stderr

@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-from core.meta.protobuf import OBJECT_META
-from core.registry import scale
-from core.runtime.protobuf import MEDIA_TYPE, Field, Message, ProtobufError, decode_envelope, decode_message
-from core.runtime.schema import Shape, shape_of
-from plugins.apiregistration.v1.protobuf import API_SERVICE
-from plugins.apiregistration.v1.schemas import APIServiceSchema
-from plugins.apps.v1.protobuf import DEPLOYMENT, REPLICA_SET
-from plugins.apps.v1.schemas import DeploymentSchema, ReplicaSetSchema
-from plugins.coordination.v1.protobuf import LEASE
-from plugins.coordination.v1.schemas import LeaseSchema
-from plugins.core.v1 import schemas as core_schemas
-from plugins.core.v1.protobuf import BINDING, CONTAINER, MESSAGES, POD_SECURITY_CONTEXT, POD_SPEC
-from plugins.core.v1.services import ServiceSchema
+from kplane.core.meta.protobuf import OBJECT_META
+from kplane.core.registry import scale
+from kplane.core.runtime.protobuf import MEDIA_TYPE, Field, Message, ProtobufError, decode_envelope, decode_message
+from kplane.core.runtime.schema import Shape, shape_of
+from kplane.plugins.apiregistration.v1.protobuf import API_SERVICE
+from kplane.plugins.apiregistration.v1.schemas import APIServiceSchema
+from kplane.plugins.apps.v1.protobuf import DEPLOYMENT, REPLICA_SET
+from kplane.plugins.apps.v1.schemas import DeploymentSchema, ReplicaSetSchema
+from kplane.plugins.coordination.v1.protobuf import LEASE
+from kplane.plugins.coordination.v1.schemas import LeaseSchema
+from kplane.plugins.core.v1 import schemas as core_schemas
+from kplane.plugins.core.v1.protobuf import BINDING, CONTAINER, MESSAGES, POD_SECURITY_CONTEXT, POD_SPEC
+from kplane.plugins.core.v1.services import ServiceSchema
 from tests.builders import UNSCHEDULED
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"

@@ -78,7 +78,7 @@ def test_no_controllers_by_default(kplane):
 def test_async_tests_and_kplanes_own_client(pytester: pytest.Pytester) -> None:
     result = run(pytester, '''
 import asyncio
-from core.client.rest import RESTClient
+from kplane.core.client.rest import RESTClient
 
 async def test_a_controller_in_the_tests_event_loop(kplane):
     client = RESTClient(kplane.url)

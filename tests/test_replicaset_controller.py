@@ -13,12 +13,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.client.rest import ApiError
-from core.hookspecs import hookimpl
-from core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
-from core.registry.registry import Registry
-from core.server.apiserver import APIServer, ServerConfig
-from plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
+from kplane.core.client.rest import ApiError
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
+from kplane.core.registry.registry import Registry
+from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from core.client.informer import Informer
-from core.client.rest import RESTClient
-from core.meta.errors import APIError
-from core.registry.admission import AdmissionRequest, Operation
-from core.registry.strategy import RequestContext
-from plugins.sample_api.admission import BanFlunder
-from plugins.sample_api.types import Flunder
+from kplane.core.client.informer import Informer
+from kplane.core.client.rest import RESTClient
+from kplane.core.meta.errors import APIError
+from kplane.core.registry.admission import AdmissionRequest, Operation
+from kplane.core.registry.strategy import RequestContext
+from kplane.plugins.sample_api.admission import BanFlunder
+from kplane.plugins.sample_api.types import Flunder
 
 GROUP = "wardle.example.com"
 ALPHA = f"/apis/{GROUP}/v1alpha1/namespaces/default/flunders"

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import plugins.sample_api as sample_api
-from core.runtime.scheme import ResourceType, Scheme
-from plugins.sample_api.validation import validate_flunder
+import kplane.plugins.sample_api as sample_api
+from kplane.core.runtime.scheme import ResourceType, Scheme
+from kplane.plugins.sample_api.validation import validate_flunder
 
 GROUP = "wardle.example.com"
 GOLDEN = Path(__file__).parent / "fixtures" / "wardle"

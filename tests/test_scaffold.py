@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from core import cli
-from core.scaffold import NewPlugin, pluralize, render
+from kplane.core import cli
+from kplane.core.scaffold import NewPlugin, pluralize, render
 from tests.isolated import Venv
 from tests.kubectl_cli import Kubectl
 from tests.servers import serving
@@ -59,7 +59,7 @@ def test_a_new_plugin_passes_its_own_tests_and_is_served(tmp_path: Path) -> None
             refused = kubectl.run("apply", "-f", "-", stdin=manifest.replace("size: 3", "size: -1"), check=False)
             assert refused.returncode == 1
             assert "spec.size: Invalid value: -1: must be greater than or equal to 0" in refused.stderr
-            assert "gadgets  (gadgets.plugin, kplane-gadgets 0.1.0)" in venv.run("-m", "core.cli", "plugins").stdout
+            assert "gadgets  (gadgets.plugin, kplane-gadgets 0.1.0)" in venv.run("-m", "kplane.core.cli", "plugins").stdout
     finally:
         venv.pip("uninstall", "-y", "kplane-gadgets")
     print(f"\nkplane new-plugin {generated - began:.2f}s, pip install -e {installed - generated:.2f}s, "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from marshmallow import ValidationError, post_load, validate
 
-from core.runtime import fields
-from core.runtime.schema import Schema, camel_case, load, python_to_wire, shape_of, wire_to_python
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema, camel_case, load, python_to_wire, shape_of, wire_to_python
 
 
 class Port(Schema):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.meta.errors import APIError, FieldErrorType
-from core.meta.selectors import (
+from kplane.core.meta.errors import APIError, FieldErrorType
+from kplane.core.meta.selectors import (
     FieldSelectorExpr,
     LabelSelectorExpr,
     exact_name,
@@ -15,7 +15,7 @@ from core.meta.selectors import (
     parse_label_selector,
     validate_label_selector,
 )
-from core.meta.types import LabelSelector, LabelSelectorRequirement
+from kplane.core.meta.types import LabelSelector, LabelSelectorRequirement
 
 LABEL_KEY_REGEX_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "

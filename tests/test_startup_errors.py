@@ -14,7 +14,7 @@ from tests.servers import free_port
 
 def serve(data_dir: Path, *args: str) -> str:
     """Run `kplane serve` expecting it to fail at start-up; its one line of complaint."""
-    done = subprocess.run([sys.executable, "-m", "core.cli", "serve", "--port", "0", "--no-controllers",
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--no-controllers",
                            "--data-dir", str(data_dir), *args], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from core.runtime import fields
-from core.runtime.schema import Schema, Shape, shape_of
-from core.server.patch import PatchError
-from core.server.strategic import apply_strategic_merge_patch
-from plugins.apps.v1.schemas import DeploymentSchema
-from plugins.core.v1.schemas import ConfigMapSchema, PodSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema, Shape, shape_of
+from kplane.core.server.patch import PatchError
+from kplane.core.server.strategic import apply_strategic_merge_patch
+from kplane.plugins.apps.v1.schemas import DeploymentSchema
+from kplane.plugins.core.v1.schemas import ConfigMapSchema, PodSchema
 
 DEPLOYMENT = shape_of(DeploymentSchema)
 POD = shape_of(PodSchema)

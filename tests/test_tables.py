@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.registry.printing import human_duration
+from kplane.core.registry.printing import human_duration
 from tests.builders import DEPLOYMENTS, UNSCHEDULED, configmap, deployment
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"

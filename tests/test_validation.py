@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.meta.errors import FieldError, FieldErrorType
-from core.meta.types import ObjectMeta, OwnerReference
-from core.meta.validation import (
+from kplane.core.meta.errors import FieldError, FieldErrorType
+from kplane.core.meta.types import ObjectMeta, OwnerReference
+from kplane.core.meta.validation import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,

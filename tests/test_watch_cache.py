@@ -9,9 +9,9 @@ import json
 import aiohttp
 import pytest
 
-from core.registry.stored import storage_bytes
-from core.server.apiserver import APIServer
-from core.storage.cacher import CachedStorage
+from kplane.core.registry.stored import storage_bytes
+from kplane.core.server.apiserver import APIServer
+from kplane.core.storage.cacher import CachedStorage
 from tests.builders import configmap, deployment
 
 CMS = "/api/v1/namespaces/default/configmaps"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from core.client.workqueue import (
+from kplane.core.client.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from core.meta.selectors import LabelSelectorExpr
+from kplane.core.meta.selectors import LabelSelectorExpr
 
 Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], Iterable[str]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from core.client.rest import ApiError, RESTClient
+from kplane.core.client.rest import ApiError, RESTClient
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import aiohttp
 
-from core.client.rest import ApiError, RESTClient
-from core.meta.validation import is_dns1123_subdomain
+from kplane.core.client.rest import ApiError, RESTClient
+from kplane.core.meta.validation import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -21,8 +21,8 @@ from typing import Any
 
 import aiohttp
 
-from core.client.cache import Indexer, Lister, object_key
-from core.client.rest import ApiError, RESTClient, ResourceClient
+from kplane.core.client.cache import Indexer, Lister, object_key
+from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

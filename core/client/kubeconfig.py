@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from core.client.rest import RESTClient
+from kplane.core.client.rest import RESTClient
 
 UNSUPPORTED_USER_FIELDS = ("exec", "auth-provider", "as", "as-uid", "as-groups", "as-user-extra")
 

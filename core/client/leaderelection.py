@@ -39,7 +39,7 @@ from typing import Any
 
 import aiohttp
 
-from core.client.rest import ApiError, RESTClient
+from kplane.core.client.rest import ApiError, RESTClient
 
 log = logging.getLogger(__name__)
 

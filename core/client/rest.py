@@ -21,7 +21,7 @@ import aiohttp
 import orjson
 
 if TYPE_CHECKING:
-    from core.client.kubeconfig import ClientConfig
+    from kplane.core.client.kubeconfig import ClientConfig
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -75,7 +75,7 @@ class RESTClient:
 
     @classmethod
     def from_config(cls, config: ClientConfig) -> RESTClient:
-        """A client for what a kubeconfig resolved to (see :mod:`core.client.kubeconfig`)."""
+        """A client for what a kubeconfig resolved to (see :mod:`kplane.core.client.kubeconfig`)."""
         return cls(config.server, token=config.token, ssl=config.ssl, headers=config.auth_headers)
 
     async def close(self) -> None:

@@ -21,12 +21,12 @@ from typing import Any
 
 import aiohttp
 
-from core.client.discovery import APIResource, server_resources
-from core.client.informer import Handlers, SharedInformerFactory
-from core.client.rest import JSON_PATCH, ApiError, RESTClient
-from core.client.workqueue import WorkQueue
-from core.controllers.worker import work
-from core.runtime.gvk import GroupVersion
+from kplane.core.client.discovery import APIResource, server_resources
+from kplane.core.client.informer import Handlers, SharedInformerFactory
+from kplane.core.client.rest import JSON_PATCH, ApiError, RESTClient
+from kplane.core.client.workqueue import WorkQueue
+from kplane.core.controllers.worker import work
+from kplane.core.runtime.gvk import GroupVersion
 
 log = logging.getLogger(__name__)
 ORPHAN, FOREGROUND = "orphan", "foregroundDeletion"

@@ -10,9 +10,9 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 
-from core.client.leaderelection import LeaderElectionConfig, LeaderElector
-from core.client.rest import RESTClient
-from core.controllers.manager import ControllerManager
+from kplane.core.client.leaderelection import LeaderElectionConfig, LeaderElector
+from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.manager import ControllerManager
 
 log = logging.getLogger(__name__)
 

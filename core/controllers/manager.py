@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.client.informer import SharedInformerFactory
-from core.client.rest import RESTClient
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.rest import RESTClient
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import aiohttp
 
-from core.client.discovery import server_resources
-from core.client.rest import ApiError, RESTClient
-from core.client.workqueue import WorkQueue
-from core.controllers.worker import work
+from kplane.core.client.discovery import server_resources
+from kplane.core.client.rest import ApiError, RESTClient
+from kplane.core.client.workqueue import WorkQueue
+from kplane.core.controllers.worker import work
 
 log = logging.getLogger(__name__)
 FINALIZER = "kubernetes"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.client.informer import Informer
-from core.meta import errors
-from core.meta.selectors import LabelSelectorExpr, label_selector_from_internal
-from core.meta.types import LabelSelector, LabelSelectorRequirement
+from kplane.core.client.informer import Informer
+from kplane.core.meta import errors
+from kplane.core.meta.selectors import LabelSelectorExpr, label_selector_from_internal
+from kplane.core.meta.types import LabelSelector, LabelSelectorRequirement
 
 Obj = dict[str, Any]
 

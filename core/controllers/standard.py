@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.client.rest import RESTClient
-from core.controllers.garbage import GarbageCollector
-from core.controllers.manager import ALL, ControllerManager, ControllerSelection
-from core.controllers.namespace import NamespaceController
-from core.controllers.nodes import SimulatedNodes
-from core.plugins import PluginManager
+from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.garbage import GarbageCollector
+from kplane.core.controllers.manager import ALL, ControllerManager, ControllerSelection
+from kplane.core.controllers.namespace import NamespaceController
+from kplane.core.controllers.nodes import SimulatedNodes
+from kplane.core.plugins import PluginManager
 
 
 async def build_controller_manager(client: RESTClient, plugins: PluginManager, *, controllers: ControllerSelection = ALL,

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from core.client.rest import ApiError
-from core.client.workqueue import ShutDown, WorkQueue
+from kplane.core.client.rest import ApiError
+from kplane.core.client.workqueue import ShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Field numbers are those of ``k8s.io/apimachinery`` ``pkg/apis/meta/v1/generated.proto``,
 ``pkg/util/intstr/generated.proto`` and ``pkg/api/resource/generated.proto``; see
-:mod:`core.runtime.protobuf` for the table format and the JSON rules.
+:mod:`kplane.core.runtime.protobuf` for the table format and the JSON rules.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from core.runtime.protobuf import Field, Message, ProtobufError
+from kplane.core.runtime.protobuf import Field, Message, ProtobufError
 
 
 def _time(decoded: dict[str, Any]) -> str | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 
 class OwnerReferenceSchema(Schema):

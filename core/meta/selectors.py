@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from core.meta.errors import APIError, FieldError, bad_request, forbidden, invalid, required
-from core.meta.types import LabelSelector, LabelSelectorRequirement
-from core.meta.validation import is_qualified_name, is_valid_label_value, validate_label_name, validate_labels
+from kplane.core.meta.errors import APIError, FieldError, bad_request, forbidden, invalid, required
+from kplane.core.meta.types import LabelSelector, LabelSelectorRequirement
+from kplane.core.meta.validation import is_qualified_name, is_valid_label_value, validate_label_name, validate_labels
 
 # selection.Operator values, spelled as k8s spells them (they appear in error messages).
 IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS = "in", "notin", "=", "==", "!="

@@ -1,6 +1,6 @@
 """Internal (unversioned) meta types shared by every kind: ObjectMeta, OwnerReference, LabelSelector.
 
-Internal types carry Python names and no wire format; the schemas in :mod:`core.meta.schemas`
+Internal types carry Python names and no wire format; the schemas in :mod:`kplane.core.meta.schemas`
 own the JSON shape. Timestamps stay RFC 3339 strings: nothing on the server does arithmetic on
 most of them, and parsing every one on every write would only cost time.
 """

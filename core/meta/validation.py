@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from core.meta.errors import FieldError, forbidden, invalid, required, too_long
-from core.meta.types import ObjectMeta, OwnerReference
+from kplane.core.meta.errors import FieldError, forbidden, invalid, required, too_long
+from kplane.core.meta.types import ObjectMeta, OwnerReference
 
 NameValidator = Callable[[str], list[str]]
 

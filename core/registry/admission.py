@@ -2,7 +2,7 @@
 
 Plugins are functions of an :class:`AdmissionRequest`. A mutating plugin may change
 ``request.obj``; a validating plugin must not, and rejects a request by raising an
-:class:`~core.meta.errors.APIError` (usually :func:`deny`, a 403 as in Kubernetes).
+:class:`~kplane.core.meta.errors.APIError` (usually :func:`deny`, a 403 as in Kubernetes).
 Functions may be plain or ``async``.
 """
 
@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.meta import errors
+from kplane.core.meta import errors
 
 if TYPE_CHECKING:
-    from core.registry.strategy import RequestContext
-    from core.runtime.scheme import ResourceType
+    from kplane.core.registry.strategy import RequestContext
+    from kplane.core.runtime.scheme import ResourceType
 
 
 class Operation(str, enum.Enum):

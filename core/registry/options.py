@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.meta import errors
-from core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr
+from kplane.core.meta import errors
+from kplane.core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.meta import clock
+from kplane.core.meta import clock
 
 Cell = str | int | float | bool | None
 

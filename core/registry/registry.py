@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.registry import scale
-from core.registry.admission import AdmissionChain
-from core.registry.scale import ScaleAdapter
-from core.registry.store import Store
-from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, PostSubresource, Strategy, verbs_of
-from core.runtime.gvk import GroupVersionKind
-from core.runtime.schema import Schema
-from core.runtime.scheme import Scheme
-from core.storage.interface import Storage
+from kplane.core.registry import scale
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.scale import ScaleAdapter
+from kplane.core.registry.store import Store
+from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, PostSubresource, Strategy, verbs_of
+from kplane.core.runtime.gvk import GroupVersionKind
+from kplane.core.runtime.schema import Schema
+from kplane.core.runtime.scheme import Scheme
+from kplane.core.storage.interface import Storage
 
 # The verbs a named subresource can be reached with (the router sends no list, watch or
 # deletecollection to a subresource).
@@ -64,7 +64,7 @@ class Registry:
         self.scheme.changed()  # new subresources show in discovery; stores are rebuilt
 
     def add_scale(self, group: str, plural: str, adapter: ScaleAdapter) -> None:
-        """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`core.registry.scale`)."""
+        """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`kplane.core.registry.scale`)."""
         self._scales[(group, plural)] = adapter
         self.scheme.changed()
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.meta import errors
-from core.meta.protobuf import OBJECT_META
-from core.meta.schemas import ObjectMetaSchema
-from core.meta.selectors import format_label_selector
-from core.registry.printing import dig
-from core.runtime import fields
-from core.runtime.protobuf import Field, Message
-from core.runtime.schema import Schema, load, shape_of
+from kplane.core.meta import errors
+from kplane.core.meta.protobuf import OBJECT_META
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.meta.selectors import format_label_selector
+from kplane.core.registry.printing import dig
+from kplane.core.runtime import fields
+from kplane.core.runtime.protobuf import Field, Message
+from kplane.core.runtime.schema import Schema, load, shape_of
 
 GROUP, VERSION, KIND = "autoscaling", "v1", "Scale"
 API_VERSION = f"{GROUP}/{VERSION}"

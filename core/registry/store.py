@@ -3,8 +3,8 @@
 This is k8s.io/apiserver's ``registry.Store``: everything every kind shares lives here (system
 metadata, generateName, optimistic concurrency, dry run, preconditions, finalizers, selectors,
 pagination, watch semantics) and the kind's own rules come from its
-:class:`~core.registry.strategy.Strategy`. Objects cross this layer's boundary as internal
-objects on the way in and as :class:`~core.registry.stored.StoredObject` (the storage version)
+:class:`~kplane.core.registry.strategy.Strategy`. Objects cross this layer's boundary as internal
+objects on the way in and as :class:`~kplane.core.registry.stored.StoredObject` (the storage version)
 on the way out; the HTTP layer converts those to the version a client asked for.
 """
 
@@ -21,15 +21,15 @@ from typing import Any
 
 import orjson
 
-from core.meta import clock, errors
-from core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
-from core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
-from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
-from core.registry.options import DeleteOptions, ListOptions, WatchOptions
-from core.registry.stored import StoredObject, storage_bytes
-from core.registry.strategy import RequestContext, Strategy
-from core.runtime.scheme import ResourceType
-from core.storage import interface as st
+from kplane.core.meta import clock, errors
+from kplane.core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
+from kplane.core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
+from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation
+from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions
+from kplane.core.registry.stored import StoredObject, storage_bytes
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.core.runtime.scheme import ResourceType
+from kplane.core.storage import interface as st
 
 Updater = Callable[[Any], Awaitable[Any]]
 GENERATE_NAME_ATTEMPTS = 8

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from core.storage.interface import KeyValue
+from kplane.core.storage.interface import KeyValue
 
 _METADATA = b'"metadata":{'
 

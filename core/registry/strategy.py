@@ -1,6 +1,6 @@
 """The strategy protocol: the small per-resource class that gives a kind its behaviour.
 
-The generic :class:`~core.registry.store.Store` owns everything common to all kinds (system
+The generic :class:`~kplane.core.registry.store.Store` owns everything common to all kinds (system
 metadata, resourceVersion, concurrency, finalizers, dry run); a strategy says only what differs,
 through the hooks of k8s.io/apiserver's ``RESTCreateStrategy``/``RESTUpdateStrategy``. Every hook
 has a sensible default, so a minimal strategy is a subclass with nothing in it.
@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from core.meta.errors import FieldError
-from core.meta.selectors import FieldPath
-from core.meta.validation import is_dns1123_subdomain
-from core.registry.printing import DEFAULT_COLUMNS, Column
-from core.runtime.gvk import GroupVersionKind
-from core.runtime.protobuf import Message
+from kplane.core.meta.errors import FieldError
+from kplane.core.meta.selectors import FieldPath
+from kplane.core.meta.validation import is_dns1123_subdomain
+from kplane.core.registry.printing import DEFAULT_COLUMNS, Column
+from kplane.core.runtime.gvk import GroupVersionKind
+from kplane.core.runtime.protobuf import Message
 
 #: What a resource supports unless its strategy says otherwise (kube-apiserver's generic Store).
 RESOURCE_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
@@ -68,7 +68,7 @@ class Strategy:
     reset_fields: tuple[str, ...] | None = None
     #: A finished DELETE answers with the deleted object (as for Pods) instead of a Status.
     return_deleted_object: bool = False
-    #: What ``kubectl get`` shows (see :mod:`core.registry.printing`).
+    #: What ``kubectl get`` shows (see :mod:`kplane.core.registry.printing`).
     columns: Sequence[Column] = DEFAULT_COLUMNS
     #: The Kubernetes verbs clients may use on this resource or subresource: the router answers
     #: any other with 405 and discovery lists exactly these. None: :data:`RESOURCE_VERBS` for a
@@ -80,7 +80,7 @@ class Strategy:
     response_kind: GroupVersionKind | None = None
     #: The schema of ``response_kind``, for OpenAPI's request and response bodies.
     response_schema: type | None = None
-    #: The protobuf table of ``response_kind`` (see :mod:`core.runtime.protobuf`), so bodies of
+    #: The protobuf table of ``response_kind`` (see :mod:`kplane.core.runtime.protobuf`), so bodies of
     #: that kind are accepted as ``application/vnd.kubernetes.protobuf`` too.
     response_protobuf: Message | None = None
 

@@ -2,7 +2,7 @@
 
 marshmallow's stock Integer accepts ``"3"`` and its Boolean accepts ``"yes"``; a Kubernetes server
 refuses both, and so do these. Every field accepts ``null`` as "not set", like Go's decoder.
-Use them through ``from core.runtime import fields`` in plugin schemas.
+Use them through ``from kplane.core.runtime import fields`` in plugin schemas.
 
 What the server and clients need to know about a field beyond its type goes in marshmallow's
 ``metadata`` dict, under these keys (OpenAPI and strategic merge patch read them):
@@ -27,7 +27,7 @@ What the server and clients need to know about a field beyond its type goes in m
     its JSON tag lacks ``omitempty`` (``reportingComponent: ""``, ``containers: null``), or it is a
     ``metav1.Time`` held by value (``omitempty`` does nothing on a struct: ``creationTimestamp:
     null``). Stored objects, responses and the empty object server-side apply starts a create
-    from all follow it (``core.runtime.schema.python_to_wire``).
+    from all follow it (``kplane.core.runtime.schema.python_to_wire``).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class Time(fields.Field):
 def go_zero(f: fields.Field) -> Any:
     """The JSON Go writes for the zero value of a field's type: ``""``, ``0``, ``false``, or
     ``null`` (pointers, slices, maps, ``metav1.Time``); struct values are written as their own
-    zero object instead (``core.runtime.schema.zero_object``)."""
+    zero object instead (``kplane.core.runtime.schema.zero_object``)."""
     if isinstance(f, fields.String):
         return ""
     if isinstance(f, Bool):

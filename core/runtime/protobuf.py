@@ -4,8 +4,8 @@ kubectl's generator commands (``kubectl create configmap|secret|service|deployme
 client-go programs configured for protobuf send ``application/vnd.kubernetes.protobuf`` and do
 not retry as JSON on a 415, so the server reads it for every built-in kind, and for the
 request kinds that are not objects of the scheme: ``DeleteOptions`` (the body of DELETE and
-deletecollection, :mod:`core.meta.protobuf`), ``Binding`` (POST pods/binding, declared by its
-strategy's ``response_protobuf``) and autoscaling/v1 ``Scale`` (PUT .../scale, :mod:`core.registry.scale`). Rather than depend on a protobuf library and generated classes, each kind declares a
+deletecollection, :mod:`kplane.core.meta.protobuf`), ``Binding`` (POST pods/binding, declared by its
+strategy's ``response_protobuf``) and autoscaling/v1 ``Scale`` (PUT .../scale, :mod:`kplane.core.registry.scale`). Rather than depend on a protobuf library and generated classes, each kind declares a
 small table per message (:class:`Message`: field number -> :class:`Field`) taken from the
 published ``generated.proto`` files, and :func:`decode_message` turns the bytes into the
 camelCase dict that Go's JSON encoder would have written for the same object. The server then

@@ -17,7 +17,7 @@ stored objects and responses have kube-apiserver's fields: unset fields are left
 (a ``Nested`` field without ``pointer: True`` metadata, such as ``status``, whose ``omitempty``
 Go ignores) as its zero object, and a field whose metadata says ``omitempty: False`` (no
 ``omitempty`` in its JSON tag, or a ``metav1.Time`` held by value) as Go's zero value of its
-type (:func:`core.runtime.fields.go_zero`). :func:`zero_object` is what Go writes for the empty
+type (:func:`kplane.core.runtime.fields.go_zero`). :func:`zero_object` is what Go writes for the empty
 object.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
-from core.meta.errors import FieldError, FieldErrorType
-from core.runtime.fields import go_zero
+from kplane.core.meta.errors import FieldError, FieldErrorType
+from kplane.core.runtime.fields import go_zero
 
 
 def camel_case(name: str) -> str:

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.meta import errors
-from core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
-from core.runtime.objects import build, field_names, unbuild
-from core.runtime.protobuf import Message
-from core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, wire_to_python
+from kplane.core.meta import errors
+from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
+from kplane.core.runtime.objects import build, field_names, unbuild
+from kplane.core.runtime.protobuf import Message
+from kplane.core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, wire_to_python
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 Defaulter = Callable[[dict[str, Any]], None]
@@ -69,7 +69,7 @@ class Version:
     defaulters: list[Defaulter] = field(default_factory=list)
     to_internal: Converter | None = None  # reshape this version's data into the internal shape
     from_internal: Converter | None = None  # and back
-    protobuf: Message | None = None  # table to read protobuf bodies of this kind (core.runtime.protobuf)
+    protobuf: Message | None = None  # table to read protobuf bodies of this kind (kplane.core.runtime.protobuf)
 
 
 @dataclass(slots=True)
@@ -260,7 +260,7 @@ class Scheme:
     def add_protobuf(self, group: str, version: str, kind: str, message: Message) -> None:
         """Accept ``application/vnd.kubernetes.protobuf`` bodies of this kind in this version.
 
-        ``message`` is the kind's table (see :mod:`core.runtime.protobuf`); the decoded JSON
+        ``message`` is the kind's table (see :mod:`kplane.core.runtime.protobuf`); the decoded JSON
         then goes through the version's ordinary decoding and validation.
         """
         self._version(group, version, kind).protobuf = message

@@ -11,7 +11,7 @@ other names a backend, and then
   the backend reports in its own aggregated discovery (kept for :attr:`Settings.discovery_ttl`);
 * the OpenAPI v3 index lists ``apis/<group>/<version>`` with the backend's URL for it, and that
   document is proxied (hashes included, so kubectl's cache keeps working);
-* :mod:`core.server.availability` checks the backend and records the ``Available`` condition.
+* :mod:`kplane.core.server.availability` checks the backend and records the ``Available`` condition.
 
 Backends are off unless the server was started with ``--enable-apiservice-backends``.
 kplane does not authenticate yet, so anyone who reaches the port could otherwise make the server
@@ -85,11 +85,11 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
-from core.meta import errors
-from core.registry.admission import AdmissionChain, AdmissionRequest, Operation
-from core.runtime.gvk import version_priority_key
-from core.runtime.scheme import Scheme
+from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
+from kplane.core.meta import errors
+from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation
+from kplane.core.runtime.gvk import version_priority_key
+from kplane.core.runtime.scheme import Scheme
 
 log = logging.getLogger(__name__)
 

@@ -15,27 +15,27 @@ from pathlib import Path
 import yaml
 from aiohttp import web
 
-from core.client.informer import SharedInformerFactory
-from core.client.leaderelection import LeaderElectionConfig
-from core.client.rest import RESTClient
-from core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, run_controllers, stand_for_election
-from core.controllers.manager import ALL, ControllerManager, ControllerSelection
-from core.controllers.standard import build_controller_manager
-from core.plugins import PluginManager
-from core.privatefiles import private_dir, write_private
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from core.server.aggregator import Aggregator
-from core.server.aggregator import Settings as AggregatorSettings
-from core.server.app import LIFECYCLE, build_app
-from core.server.availability import AvailabilityController
-from core.server.connections import ConnectionLimits, GuardedRunner
-from core.server.filters import RequestLimits
-from core.server.handlers import BOOKMARK_INTERVAL
-from core.storage.cacher import CachedStorage
-from core.storage.factory import open_storage
-from core.storage.interface import Storage
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.leaderelection import LeaderElectionConfig
+from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, run_controllers, stand_for_election
+from kplane.core.controllers.manager import ALL, ControllerManager, ControllerSelection
+from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.plugins import PluginManager
+from kplane.core.privatefiles import private_dir, write_private
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.core.server.aggregator import Aggregator
+from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.app import LIFECYCLE, build_app
+from kplane.core.server.availability import AvailabilityController
+from kplane.core.server.connections import ConnectionLimits, GuardedRunner
+from kplane.core.server.filters import RequestLimits
+from kplane.core.server.handlers import BOOKMARK_INTERVAL
+from kplane.core.storage.cacher import CachedStorage
+from kplane.core.storage.factory import open_storage
+from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class ServerConfig:
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
-    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (core.controllers.nodes); 0: none
+    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (kplane.core.controllers.nodes); 0: none
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
     # The Lease the in-process controllers hold while they run (None: run them unconditionally).
     # Several servers on one storage then run one set of controllers between them.
@@ -67,7 +67,7 @@ class ServerConfig:
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
     aggregation: AggregatorSettings = field(default_factory=AggregatorSettings)  # probes, caches, proxy timeouts
     # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
-    # defaults (core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
+    # defaults (kplane.core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
     runtime_config: dict[str, bool] = field(default_factory=dict)
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
@@ -84,7 +84,7 @@ class APIServer:
         self.config = config
         self.scheme = Scheme()
         self.admission = AdmissionChain()
-        self.plugins = PluginManager(skip_broken=config.skip_broken_plugins)
+        self.plugins = PluginManager(skip_broken=config.skip_broken_plugins, config=config)
         self.storage: Storage | None = None
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None

@@ -8,15 +8,15 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from core.meta import errors
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from core.server import filters, health, negotiation
-from core.server.aggregator import Aggregator
-from core.server.discovery import Discovery
-from core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
-from core.server.openapi import OpenAPI
-from core.storage.interface import StorageTimeoutError, UnavailableError
+from kplane.core.meta import errors
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.core.server import filters, health, negotiation
+from kplane.core.server.aggregator import Aggregator
+from kplane.core.server.discovery import Discovery
+from kplane.core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
+from kplane.core.server.openapi import OpenAPI
+from kplane.core.storage.interface import StorageTimeoutError, UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
               share_watch_encoding: bool = True, aggregator: Aggregator | None = None,
               limits: filters.RequestLimits | None = None, loopback_token: str = "") -> web.Application:
-    """The server's routes behind the request filters (:mod:`core.server.filters`, in
+    """The server's routes behind the request filters (:mod:`kplane.core.server.filters`, in
     kube-apiserver's order); with an ``aggregator``, requests for the group/versions it proxies go
     to their backends before any route sees them, and discovery and OpenAPI list them."""
     limits = limits or filters.RequestLimits()

@@ -2,7 +2,7 @@
 
 For every APIService with a backend, the server asks the backend for its group/version's
 discovery document (``GET /apis/<group>/<version>``, anonymously and not following redirects: see
-"Identity headers" in :mod:`core.server.aggregator`) whenever the APIService or its Service
+"Identity headers" in :mod:`kplane.core.server.aggregator`) whenever the APIService or its Service
 changes, every :attr:`Settings.probe_interval` seconds while it answers, soon after a proxied
 request found it unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff`
 seconds while it does not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
@@ -30,12 +30,12 @@ from typing import Any
 
 import aiohttp
 
-from core.client.informer import Handlers
-from core.client.rest import ApiError, RESTClient
-from core.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
-from core.controllers.worker import work
-from core.meta import clock
-from core.server.aggregator import (AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError, condition,
+from kplane.core.client.informer import Handlers
+from kplane.core.client.rest import ApiError, RESTClient
+from kplane.core.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
+from kplane.core.controllers.worker import work
+from kplane.core.meta import clock
+from kplane.core.server.aggregator import (AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError, condition,
                                     describe_error, group_version, is_local)
 
 log = logging.getLogger(__name__)

@@ -9,11 +9,11 @@ a file descriptor for as long as it likes. :class:`GuardedRequestHandler` adds t
 - the headers of a request must be complete ``header_timeout`` seconds after its first byte
   arrived, else the connection is closed without an answer (Go does the same);
 - the body must be complete ``body_timeout`` seconds after the headers, else reading it fails
-  with :class:`BodyReadTimeout` (answered 408 by :mod:`core.server.filters`) and the connection
+  with :class:`BodyReadTimeout` (answered 408 by :mod:`kplane.core.server.filters`) and the connection
   is closed after the answer.
 
 Past ``max_connections`` open TCP connections, ``probe_connections`` more are accepted for health
-probes and the server's own loopback clients only (:mod:`core.server.filters` refuses anything
+probes and the server's own loopback clients only (:mod:`kplane.core.server.filters` refuses anything
 else on them). When those are taken too, a new connection replaces the oldest of them that is not
 being served (idle, or still sending its headers: what a flood of slow clients leaves there), or
 is closed at once if there is none; so the process keeps descriptors for what it serves instead of
@@ -32,8 +32,8 @@ from aiohttp.http_exceptions import LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-from core.meta import errors
-from core.server.negotiation import encode_json
+from kplane.core.meta import errors
+from kplane.core.server.negotiation import encode_json
 
 _FILE_HEADROOM = 128  # descriptors kept for storage, the loopback clients and the aggregator's proxy
 

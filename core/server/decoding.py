@@ -28,7 +28,7 @@ kube-apiserver decodes YAML with go-yaml (through ``sigs.k8s.io/yaml``) and JSON
 
 The YAML decoder never recurses (PyYAML's composer does, and fails at ~900 levels): it builds
 values from libyaml's event stream (``CSafeLoader``'s parser when PyYAML has it, the pure-Python
-parser otherwise). Errors are :class:`~core.meta.errors.APIError` 400s.
+parser otherwise). Errors are :class:`~kplane.core.meta.errors.APIError` 400s.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any
 import orjson
 import yaml
 
-from core.meta import errors
+from kplane.core.meta import errors
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 MAX_DEPTH = 128

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from core.registry.registry import Endpoint, Registry
-from core.runtime.gvk import GroupVersion
-from core.runtime.scheme import ResourceType, Scheme
-from core.server import negotiation
+from kplane.core.registry.registry import Endpoint, Registry
+from kplane.core.runtime.gvk import GroupVersion
+from kplane.core.runtime.scheme import ResourceType, Scheme
+from kplane.core.server import negotiation
 
 if TYPE_CHECKING:
-    from core.server.aggregator import Aggregator
+    from kplane.core.server.aggregator import Aggregator
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # An APIGroupDiscovery's metadata is a whole ObjectMeta in Go, whose zero creationTimestamp

@@ -30,7 +30,7 @@ What Go's types say and JSON does not, schema metadata says: a nested schema hel
 field is a Go value struct (an Update never owns its ``.``) unless the field's metadata says
 ``pointer: True`` (``rollingUpdate``); a bare Dict is taken as a pointer struct (it owns its
 ``.``); a field Go writes when unset says ``omitempty: False`` (``containers``), so that a
-create compares with the empty object as Go writes it (``core.runtime.schema.zero_object``). Where this differs from kube-apiserver:
+create compares with the empty object as Go writes it (``kplane.core.runtime.schema.zero_object``). Where this differs from kube-apiserver:
 every manager's set is read against the one schema given (no conversion between API versions).
 """
 
@@ -46,9 +46,9 @@ from typing import Any
 import orjson
 from marshmallow import fields as mfields
 
-from core.meta.errors import APIError, StatusReason, bad_request
-from core.runtime.schema import LIST, MAP, ONE, FieldShape, Schema, Shape, shape_of, zero_object
-from core.server.patch import go_json_type, json_equal
+from kplane.core.meta.errors import APIError, StatusReason, bad_request
+from kplane.core.runtime.schema import LIST, MAP, ONE, FieldShape, Schema, Shape, shape_of, zero_object
+from kplane.core.server.patch import go_json_type, json_equal
 
 __all__ = [
     "ApplyConflict",

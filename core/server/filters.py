@@ -12,7 +12,7 @@ errors as Status (``app.status_errors``) -> max in-flight -> timeout -> aggregat
   is not long-running ends after ``request_timeout`` seconds, or after ``?timeout=`` (a Go
   duration) when that is shorter, with 504 ``Timeout``. This filter writes the answer itself, so
   that sending it counts too: a middleware outside it cannot change a response's headers.
-- A body that did not arrive in time (:class:`core.server.connections.BodyReadTimeout`) is a 408,
+- A body that did not arrive in time (:class:`kplane.core.server.connections.BodyReadTimeout`) is a 408,
   and a connection taken past the connection cap serves probes and loopback clients only.
 """
 
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from core.meta import errors
-from core.server import negotiation, params, requestinfo
-from core.server.connections import BodyReadTimeout, GuardedRequestHandler
+from kplane.core.meta import errors
+from kplane.core.server import negotiation, params, requestinfo
+from kplane.core.server.connections import BodyReadTimeout, GuardedRequestHandler
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]

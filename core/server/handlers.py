@@ -1,6 +1,6 @@
 """Resource endpoints: one generic handler per verb, for every resource of every plugin.
 
-A request is routed here by URL shape (see :mod:`core.server.requestinfo`), looked up in the
+A request is routed here by URL shape (see :mod:`kplane.core.server.requestinfo`), looked up in the
 scheme and registry *per request* (groups come and go while the server runs), decoded with the
 version's schema, handed to the resource's Store, and answered in the version it was asked in.
 """
@@ -16,21 +16,21 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from core.meta import errors
-from core.meta.protobuf import DELETE_OPTIONS
-from core.registry import scale
-from core.registry.registry import Registry
-from core.registry.store import Store, WatchEvent
-from core.registry.stored import StoredObject
-from core.registry.strategy import PostSubresource, RequestContext
-from core.runtime import protobuf
-from core.runtime.gvk import GroupVersion
-from core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
-from core.runtime.schema import Shape
-from core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, requestinfo, strategic, tables
-from core.server.decoding import Decoded
-from core.server.ownership import FieldTracker
-from core.server.requestinfo import RequestInfo
+from kplane.core.meta import errors
+from kplane.core.meta.protobuf import DELETE_OPTIONS
+from kplane.core.registry import scale
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.store import Store, WatchEvent
+from kplane.core.registry.stored import StoredObject
+from kplane.core.registry.strategy import PostSubresource, RequestContext
+from kplane.core.runtime import protobuf
+from kplane.core.runtime.gvk import GroupVersion
+from kplane.core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
+from kplane.core.runtime.schema import Shape
+from kplane.core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, requestinfo, strategic, tables
+from kplane.core.server.decoding import Decoded
+from kplane.core.server.ownership import FieldTracker
+from kplane.core.server.requestinfo import RequestInfo
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 BOOKMARK_INTERVAL = 60.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from core.storage.interface import Storage, StorageError, StorageTimeoutError
+from kplane.core.storage.interface import Storage, StorageError, StorageTimeoutError
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from core.server import negotiation
+from kplane.core.server import negotiation
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from core.meta import errors
-from core.server.decoding import MAX_BODY, Decoded, decode_json, decode_yaml
+from kplane.core.meta import errors
+from kplane.core.server.decoding import MAX_BODY, Decoded, decode_json, decode_yaml
 
 # Bodies up to this size are decoded on the event loop; larger ones in a worker thread, so that a
 # 3 MiB YAML body (seconds of PyYAML) never stalls every other request meanwhile.
@@ -46,7 +46,7 @@ async def read_body(request: web.Request) -> bytes:
 
 
 def decode(body: bytes, content_type: str) -> Decoded:
-    """Parse a JSON or YAML body (see :mod:`core.server.decoding` for the bounds); a missing
+    """Parse a JSON or YAML body (see :mod:`kplane.core.server.decoding` for the bounds); a missing
     Content-Type means JSON, as kube-apiserver assumes."""
     if not body.strip():
         raise errors.bad_request("the request body is empty")

@@ -11,7 +11,7 @@ the document of the group-version it works on. It needs three things from it:
 * ``components.schemas`` for ``kubectl explain``, rooted at the kind's ``x-kubernetes-group-version-kind``.
 
 Each path's operations are the verbs its resource or subresource serves, as the registry's
-:class:`~core.registry.registry.Endpoint` declares them for the router and discovery too (``pods/binding``
+:class:`~kplane.core.registry.registry.Endpoint` declares them for the router and discovery too (``pods/binding``
 is a POST of a core/v1 Binding, ``namespaces/finalize`` a PUT, ``scale`` an autoscaling/v1 Scale);
 a DELETE answers with the object for kinds whose storage returns it, with a Status otherwise.
 
@@ -24,14 +24,14 @@ Component names
 Kubernetes names a schema after the Go package declaring it; here the Python module decides,
 together with the document's group-version for a kind's own classes:
 
-* a class declared in ``core.meta`` (or among the meta/v1 wire types below) is
+* a class declared in ``kplane.core.meta`` (or among the meta/v1 wire types below) is
   ``io.k8s.apimachinery.pkg.apis.meta.v1.<Name>``;
 * in the document of G/V, a class declared in a module that declares the schema of a kind
   served at G/V is ``<prefix(G)>.<V>.<Name>``: apps/v1beta2 reuses the v1 classes and still gets
   ``io.k8s.api.apps.v1beta2.Deployment``;
 * any other class is named after its module's home, the group-version of the kinds whose schemas
   that module declares (the scheme's kinds, and subresource kinds such as autoscaling/v1 Scale),
-  the one named in the module path when there are several (``plugins.core.v1.schemas``): the
+  the one named in the module path when there are several (``kplane.plugins.core.v1.schemas``): the
   PodTemplateSpec inside apps documents is ``io.k8s.api.core.v1.PodTemplateSpec``. A module
   declaring no kind's schema belongs to the document using it.
 
@@ -58,16 +58,16 @@ import orjson
 from aiohttp import web
 from marshmallow import fields as mfields
 
-from core.meta import errors
-from core.registry.registry import Endpoint, Registry
-from core.runtime import fields
-from core.runtime.gvk import GroupVersion, GroupVersionKind
-from core.runtime.scheme import ResourceType, Scheme
-from core.runtime.schema import Schema, shape_of
-from core.server import negotiation
+from kplane.core.meta import errors
+from kplane.core.registry.registry import Endpoint, Registry
+from kplane.core.runtime import fields
+from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind
+from kplane.core.runtime.scheme import ResourceType, Scheme
+from kplane.core.runtime.schema import Schema, shape_of
+from kplane.core.server import negotiation
 
 if TYPE_CHECKING:
-    from core.server.aggregator import Aggregator
+    from kplane.core.server.aggregator import Aggregator
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
@@ -255,7 +255,7 @@ class _Names:
         if name is not None:
             return name
         module = cls.__module__
-        if module == __name__ or module == "core.meta" or module.startswith("core.meta."):
+        if module == __name__ or module == "kplane.core.meta" or module.startswith("kplane.core.meta."):
             name = f"{META}.{_base_name(cls.__name__, 'v1')}"
         else:
             gv = self.gv if module in self._own else self._home.get(module, self.gv)
@@ -284,7 +284,7 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
 
 
 _STRING, _INTEGER, _BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-# What the server does with each query parameter (see core.server.params); sendInitialEvents and
+# What the server does with each query parameter (see kplane.core.server.params); sendInitialEvents and
 # pretty are not served, so not listed.
 _QUERY = {
     p["name"]: p
@@ -603,7 +603,7 @@ class OpenAPI:
     """``/openapi/v3`` and its documents, rebuilt when the scheme (or the registry) changes.
 
     With an ``aggregator`` on, the index also lists each proxied group/version with the URL its
-    backend gives it (the document itself is proxied, see :mod:`core.server.aggregator`); a
+    backend gives it (the document itself is proxied, see :mod:`kplane.core.server.aggregator`); a
     proxied group/version replaces one served here."""
 
     def __init__(self, scheme: Scheme, registry: Registry, aggregator: Aggregator | None = None) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 
 from aiohttp import web
 
-from core.meta import clock
-from core.registry.strategy import RequestContext, Strategy
-from core.runtime.gvk import GroupVersion
-from core.runtime.scheme import ResourceType
-from core.runtime.schema import Shape
-from core.server import fieldmanager
+from kplane.core.meta import clock
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.core.runtime.gvk import GroupVersion
+from kplane.core.runtime.scheme import ResourceType
+from kplane.core.runtime.schema import Shape
+from kplane.core.server import fieldmanager
 
 
 class FieldTracker:

@@ -13,10 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
-from core.meta import errors
-from core.registry.stored import StoredObject
-from core.runtime.scheme import ResourceType
-from core.server.listing import list_meta
+from kplane.core.meta import errors
+from kplane.core.registry.stored import StoredObject
+from kplane.core.runtime.scheme import ResourceType
+from kplane.core.server.listing import list_meta
 
 OBJECT, LIST = "PartialObjectMetadata", "PartialObjectMetadataList"
 VERSIONS = ("v1", "v1beta1")

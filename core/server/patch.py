@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from core.meta.errors import APIError, StatusReason, bad_request
+from kplane.core.meta.errors import APIError, StatusReason, bad_request
 
 MAX_JSON_PATCH_OPERATIONS = 10000
 MAX_COPY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default --json-patch-max-copy-bytes

@@ -1,7 +1,7 @@
 """Strategic merge patch (``application/strategic-merge-patch+json``) over wire-format objects.
 
-The patch metadata comes from the compiled schema (:class:`~core.runtime.schema.Shape`): a field's
-``patch_strategy`` and ``patch_merge_key`` (see :mod:`core.runtime.fields`). Behaviour follows
+The patch metadata comes from the compiled schema (:class:`~kplane.core.runtime.schema.Shape`): a field's
+``patch_strategy`` and ``patch_merge_key`` (see :mod:`kplane.core.runtime.fields`). Behaviour follows
 ``k8s.io/apimachinery/pkg/util/strategicpatch`` as kube-apiserver runs it (``mergeMap``/``mergeSlice``
 with ``MergeParallelList`` and ``IgnoreUnmatchedNulls``):
 
@@ -66,8 +66,8 @@ from typing import Any, NamedTuple
 import orjson
 from marshmallow import fields
 
-from core.runtime.schema import LIST, MAP, Shape
-from core.server.patch import PatchError, go_json_type, go_print
+from kplane.core.runtime.schema import LIST, MAP, Shape
+from kplane.core.server.patch import PatchError, go_json_type, go_print
 
 _PATCH = "$patch"
 _RETAIN_KEYS = "$retainKeys"

@@ -1,7 +1,7 @@
 """Server-side printing: answering ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
 kubectl asks for a Table on ``get`` and prints its rows; the columns come from the resource's
-strategy (:mod:`core.registry.printing`). Each row carries the object as ``includeObject`` asks:
+strategy (:mod:`kplane.core.registry.printing`). Each row carries the object as ``includeObject`` asks:
 ``None``, ``Metadata`` (the default, a PartialObjectMetadata) or the whole ``Object``.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 
 from aiohttp import web
 
-from core.meta import errors
-from core.registry.printing import Column
-from core.registry.stored import StoredObject
-from core.runtime.scheme import ResourceType
-from core.server.listing import list_meta
+from kplane.core.meta import errors
+from kplane.core.registry.printing import Column
+from kplane.core.registry.stored import StoredObject
+from kplane.core.runtime.scheme import ResourceType
+from kplane.core.server.listing import list_meta
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 INCLUDE_OBJECT = ("None", "Metadata", "Object")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sortedcontainers import SortedDict
 
-from core.storage.interface import (
+from kplane.core.storage.interface import (
     CompactedError,
     EventType,
     FutureRevisionError,
@@ -41,7 +41,7 @@ from core.storage.interface import (
     UnavailableError,
     WatchEvent,
 )
-from core.storage.watchqueue import EventQueue
+from kplane.core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from core.storage.interface import (
+from kplane.core.storage.interface import (
     CompactedError,
     ConflictError,
     EventType,
@@ -59,7 +59,7 @@ from core.storage.interface import (
     UnavailableError,
     WatchEvent,
 )
-from core.storage.watchqueue import EventQueue
+from kplane.core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 

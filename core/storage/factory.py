@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from urllib.parse import parse_qs, urlparse, urlsplit
 
-from core.storage.interface import Storage, StorageError
+from kplane.core.storage.interface import Storage, StorageError
 
 _SUPPORTED = (
     "sqlite:///path/to/state.db, etcd://host:port[,host:port...][/prefix]"
@@ -30,14 +30,14 @@ async def open_storage(url: str) -> Storage:
     except ValueError as err:  # e.g. an unclosed "[" of an IPv6 address
         raise StorageURLError(f"malformed storage URL {url!r}: {err}") from None
     if parsed.scheme == "sqlite":
-        from core.storage.sqlite import SQLiteStorage
+        from kplane.core.storage.sqlite import SQLiteStorage
 
         path = (parsed.netloc + parsed.path) if parsed.netloc else parsed.path
         if not path:
             raise StorageURLError(f"storage URL {url!r} names no database file")
         return await SQLiteStorage.open(path)
     if parsed.scheme in ("etcd", "etcds"):
-        from core.storage.etcd import EtcdStorage
+        from kplane.core.storage.etcd import EtcdStorage
 
         hosts = [host for host in parsed.netloc.split(",") if host]
         if not hosts:

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from core.privatefiles import new_private_dir, open_private, tighten
-from core.storage.interface import (
+from kplane.core.privatefiles import new_private_dir, open_private, tighten
+from kplane.core.storage.interface import (
     CompactedError,
     ConflictError,
     EventType,
@@ -41,7 +41,7 @@ from core.storage.interface import (
     UnavailableError,
     WatchEvent,
 )
-from core.storage.watchqueue import EventQueue
+from kplane.core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
 

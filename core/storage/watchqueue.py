@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from core.storage.interface import StorageError, WatcherOverflowError, WatchEvent
+from kplane.core.storage.interface import StorageError, WatcherOverflowError, WatchEvent
 
 
 class EventQueue:

@@ -2,7 +2,7 @@
 own group).
 
 An APIService with a backend (``spec.service``, or kplane's ``spec.url``) makes the server a
-proxy for that group/version: see :mod:`core.server.aggregator`, which serves the routing,
+proxy for that group/version: see :mod:`kplane.core.server.aggregator`, which serves the routing,
 discovery, OpenAPI and availability side from these objects, and refuses backends unless the
 server was started with ``--enable-apiservice-backends``. This plugin only defines the kind and
 keeps the Local APIServices of the groups the server serves itself.
@@ -10,11 +10,11 @@ keeps the Local APIServices of the groups the server serves itself.
 
 from __future__ import annotations
 
-from core.hookspecs import hookimpl
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from plugins.apiregistration import local, strategy, types
-from plugins.apiregistration.v1 import defaults, protobuf, schemas
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.plugins.apiregistration import local, strategy, types
+from kplane.plugins.apiregistration.v1 import defaults, protobuf, schemas
 
 GROUP = local.GROUP
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from core.meta.errors import APIError
-from core.meta.types import ObjectMeta
-from core.registry.options import DeleteOptions, ListOptions
-from core.registry.registry import Registry
-from core.registry.strategy import RequestContext
-from core.server.aggregator import is_local, priorities
-from plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
-from plugins.apiregistration.types import APIService, APIServiceSpec
+from kplane.core.meta.errors import APIError
+from kplane.core.meta.types import ObjectMeta
+from kplane.core.registry.options import DeleteOptions, ListOptions
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.strategy import RequestContext
+from kplane.core.server.aggregator import is_local, priorities
+from kplane.plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
+from kplane.plugins.apiregistration.types import APIService, APIServiceSpec
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,17 @@
 """APIService behaviour (kube-aggregator's ``pkg/registry/apiservice``): the spec is the user's, the
 status the server's. A Local APIService is marked available as it is created; any other waits for
-the server's availability check (``core.server.availability``)."""
+the server's availability check (``kplane.core.server.availability``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.meta import clock
-from core.meta.errors import FieldError
-from core.registry.printing import AGE, NAME, Column, dig
-from core.registry.strategy import RequestContext, Strategy
-from plugins.apiregistration import validation
-from plugins.apiregistration.types import APIService, APIServiceCondition, APIServiceStatus
+from kplane.core.meta import clock
+from kplane.core.meta.errors import FieldError
+from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.plugins.apiregistration import validation
+from kplane.plugins.apiregistration.types import APIService, APIServiceCondition, APIServiceStatus
 
 AVAILABLE = "Available"
 LOCAL_REASON = "Local"

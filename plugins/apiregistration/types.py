@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.meta.types import ObjectMeta
+from kplane.core.meta.types import ObjectMeta
 
 
 @dataclass(slots=True)

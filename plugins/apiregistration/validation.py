@@ -7,9 +7,9 @@ import base64
 import binascii
 from urllib.parse import urlsplit
 
-from core.meta.errors import FieldError, forbidden, invalid, not_supported, required
-from core.meta.validation import is_dns1035_label, is_dns1123_subdomain
-from plugins.apiregistration.types import APIService, APIServiceStatus
+from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported, required
+from kplane.core.meta.validation import is_dns1035_label, is_dns1123_subdomain
+from kplane.plugins.apiregistration.types import APIService, APIServiceStatus
 
 CONDITION_STATUSES = ["True", "False", "Unknown"]
 

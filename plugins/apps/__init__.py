@@ -6,16 +6,16 @@ internal form, but it is off by default, as in Kubernetes (not served since 1.16
 
 from __future__ import annotations
 
-from core.controllers.manager import ControllerManager
-from core.hookspecs import hookimpl
-from core.registry.registry import Registry
-from core.registry.scale import ScaleAdapter
-from core.runtime.scheme import Scheme
-from plugins.apps import strategy, types
-from plugins.apps.controllers.deployment import DeploymentController
-from plugins.apps.controllers.replicaset import ReplicaSetController
-from plugins.apps.v1 import conversion, defaults, protobuf, schemas as v1_schemas
-from plugins.apps.v1beta2 import schemas as v1beta2_schemas
+from kplane.core.controllers.manager import ControllerManager
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.scale import ScaleAdapter
+from kplane.core.runtime.scheme import Scheme
+from kplane.plugins.apps import strategy, types
+from kplane.plugins.apps.controllers.deployment import DeploymentController
+from kplane.plugins.apps.controllers.replicaset import ReplicaSetController
+from kplane.plugins.apps.v1 import conversion, defaults, protobuf, schemas as v1_schemas
+from kplane.plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
 GROUP = "apps"
 VERSIONS = ["v1", "v1beta2"]

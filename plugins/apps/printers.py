@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.meta.selectors import format_label_selector
-from core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.meta.selectors import format_label_selector
+from kplane.core.registry.printing import AGE, NAME, Column, dig
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -7,10 +7,10 @@ changes only status. Selectors are immutable in every version served here.
 
 from __future__ import annotations
 
-from core.meta.errors import FieldError
-from core.registry.strategy import RequestContext, Strategy
-from plugins.apps import printers, validation
-from plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+from kplane.core.meta.errors import FieldError
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.plugins.apps import printers, validation
+from kplane.plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
 
 Workload = Deployment | ReplicaSet
 

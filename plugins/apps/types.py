@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.meta.types import LabelSelector, ObjectMeta
-from plugins.core.types import PodTemplateSpec
+from kplane.core.meta.types import LabelSelector, ObjectMeta
+from kplane.plugins.core.types import PodTemplateSpec
 
 
 @dataclass(slots=True)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 
-from core.meta.errors import FieldError, forbidden, invalid, not_supported, required
-from core.meta.selectors import label_selector_from_internal, validate_label_selector
-from core.meta.types import LabelSelector
-from core.meta.validation import FIELD_IMMUTABLE
-from core.runtime.schema import camel_case
-from plugins.apps.types import DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
-from plugins.core.types import PodTemplateSpec
-from plugins.core.validation import validate_pod_spec
+from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported, required
+from kplane.core.meta.selectors import label_selector_from_internal, validate_label_selector
+from kplane.core.meta.types import LabelSelector
+from kplane.core.meta.validation import FIELD_IMMUTABLE
+from kplane.core.runtime.schema import camel_case
+from kplane.plugins.apps.types import DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
+from kplane.plugins.core.types import PodTemplateSpec
+from kplane.plugins.core.validation import validate_pod_spec
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 STRATEGY_TYPES = ["Recreate", "RollingUpdate"]

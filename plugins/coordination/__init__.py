@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core.hookspecs import hookimpl
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from plugins.coordination import strategy, types
-from plugins.coordination.v1 import protobuf as v1_protobuf
-from plugins.coordination.v1 import schemas as v1_schemas
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.plugins.coordination import strategy, types
+from kplane.plugins.coordination.v1 import protobuf as v1_protobuf
+from kplane.plugins.coordination.v1 import schemas as v1_schemas
 
 GROUP = "coordination.k8s.io"
 

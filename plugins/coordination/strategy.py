@@ -6,11 +6,11 @@ must name the resourceVersion it read: leader election relies on that preconditi
 
 from __future__ import annotations
 
-from core.meta.errors import FieldError, forbidden, invalid, not_supported
-from core.meta.validation import is_qualified_name
-from core.registry.printing import AGE, NAME, Column, dig
-from core.registry.strategy import RequestContext, Strategy
-from plugins.coordination.types import Lease, LeaseSpec
+from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported
+from kplane.core.meta.validation import is_qualified_name
+from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.plugins.coordination.types import Lease, LeaseSpec
 
 LEASE_STRATEGIES = ["OldestEmulationVersion"]
 

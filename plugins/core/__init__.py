@@ -4,18 +4,18 @@ system namespaces and ``default/kubernetes`` Service made at start."""
 
 from __future__ import annotations
 
-from core.controllers.manager import ControllerManager
-from core.hookspecs import hookimpl
-from core.meta.errors import APIError
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.registry.strategy import RequestContext
-from core.runtime.scheme import Scheme
-from plugins.core import admission, kubernetes_service, services, types
-from plugins.core.serviceaccounts import ServiceAccountsController
-from plugins.core.strategy import strategies
-from plugins.core.v1 import conversion, defaults, protobuf, schemas
-from plugins.core.v1 import services as v1_services
+from kplane.core.controllers.manager import ControllerManager
+from kplane.core.hookspecs import hookimpl
+from kplane.core.meta.errors import APIError
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.strategy import RequestContext
+from kplane.core.runtime.scheme import Scheme
+from kplane.plugins.core import admission, kubernetes_service, services, types
+from kplane.plugins.core.serviceaccounts import ServiceAccountsController
+from kplane.plugins.core.strategy import strategies
+from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
+from kplane.plugins.core.v1 import services as v1_services
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

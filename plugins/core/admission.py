@@ -1,5 +1,5 @@
 """The core group's admission chain, in kube-apiserver's order: NamespaceLifecycle, then the
-pod plugins of :mod:`plugins.core.pod_admission` (ServiceAccount, Priority,
+pod plugins of :mod:`kplane.plugins.core.pod_admission` (ServiceAccount, Priority,
 DefaultTolerationSeconds).
 
 NamespaceLifecycle: content only goes into namespaces that exist and are not being deleted (a
@@ -8,10 +8,10 @@ namespace's objects), and the system namespaces can never be deleted."""
 
 from __future__ import annotations
 
-from core.meta import errors
-from core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
-from core.registry.registry import Registry
-from plugins.core import pod_admission
+from kplane.core.meta import errors
+from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
+from kplane.core.registry.registry import Registry
+from kplane.plugins.core import pod_admission
 
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 

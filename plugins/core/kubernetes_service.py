@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.meta.errors import APIError
-from core.registry.registry import Registry
-from core.registry.strategy import RequestContext
-from core.runtime.scheme import ResourceType
-from plugins.core.services import SERVICE_CIDR
+from kplane.core.meta.errors import APIError
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.strategy import RequestContext
+from kplane.core.runtime.scheme import ResourceType
+from kplane.plugins.core.services import SERVICE_CIDR
 
 NAMESPACE = "default"
 NAME = "kubernetes"

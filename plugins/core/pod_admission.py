@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.registry.admission import AdmissionRequest, Operation, deny
-from core.registry.registry import Registry
-from plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
-from plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
+from kplane.core.registry.admission import AdmissionRequest, Operation, deny
+from kplane.core.registry.registry import Registry
+from kplane.plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
+from kplane.plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"

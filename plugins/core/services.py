@@ -13,12 +13,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from core.meta.selectors import META_FIELDS
-from core.meta.types import Condition, ObjectMeta
-from core.meta.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
-from core.registry.printing import AGE, NAME, Column, dig
-from core.registry.strategy import RequestContext, Strategy
+from kplane.core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from kplane.core.meta.selectors import META_FIELDS
+from kplane.core.meta.types import Condition, ObjectMeta
+from kplane.core.meta.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
+from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.registry.strategy import RequestContext, Strategy
 
 TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]

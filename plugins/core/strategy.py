@@ -5,16 +5,16 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from core.meta import clock, errors
-from core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from core.meta.selectors import META_FIELDS, bool_field
-from core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
-from core.runtime.gvk import GroupVersionKind
-from core.runtime.objects import build
-from core.runtime.schema import load, shape_of
-from plugins.core import printers, validation
-from plugins.core.types import (
+from kplane.core.meta import clock, errors
+from kplane.core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from kplane.core.meta.selectors import META_FIELDS, bool_field
+from kplane.core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
+from kplane.core.runtime.gvk import GroupVersionKind
+from kplane.core.runtime.objects import build
+from kplane.core.runtime.schema import load, shape_of
+from kplane.plugins.core import printers, validation
+from kplane.plugins.core.types import (
     Binding,
     ConfigMap,
     Event,
@@ -28,8 +28,8 @@ from plugins.core.types import (
     PodStatus,
     Secret,
 )
-from plugins.core.v1 import protobuf
-from plugins.core.v1.schemas import BindingSchema
+from kplane.plugins.core.v1 import protobuf
+from kplane.plugins.core.v1.schemas import BindingSchema
 
 FINALIZER_KUBERNETES = "kubernetes"
 NAME_LABEL = "kubernetes.io/metadata.name"

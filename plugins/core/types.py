@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.meta.types import ObjectMeta
+from kplane.core.meta.types import ObjectMeta
 
 Raw = dict[str, Any]
 

@@ -13,16 +13,16 @@ package, ``apiserver.go`` and ``start.go`` do.
 
 from __future__ import annotations
 
-from core.client.informer import SharedInformerFactory
-from core.hookspecs import hookimpl
-from core.registry.admission import AdmissionChain
-from core.registry.registry import Registry
-from core.runtime.scheme import Scheme
-from plugins.sample_api import admission, strategy, types
-from plugins.sample_api.v1alpha1 import conversion as v1alpha1_conversion
-from plugins.sample_api.v1alpha1 import defaults as v1alpha1_defaults
-from plugins.sample_api.v1alpha1 import schemas as v1alpha1
-from plugins.sample_api.v1beta1 import schemas as v1beta1
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.hookspecs import hookimpl
+from kplane.core.registry.admission import AdmissionChain
+from kplane.core.registry.registry import Registry
+from kplane.core.runtime.scheme import Scheme
+from kplane.plugins.sample_api import admission, strategy, types
+from kplane.plugins.sample_api.v1alpha1 import conversion as v1alpha1_conversion
+from kplane.plugins.sample_api.v1alpha1 import defaults as v1alpha1_defaults
+from kplane.plugins.sample_api.v1alpha1 import schemas as v1alpha1
+from kplane.plugins.sample_api.v1beta1 import schemas as v1beta1
 
 GROUP = "wardle.example.com"
 STORAGE_VERSION = "v1alpha1"

@@ -17,10 +17,10 @@ references, or with a reference but no type, would lose them silently on the way
 
 from __future__ import annotations
 
-from core.meta.errors import FieldError
-from core.registry.strategy import RequestContext, Strategy
-from plugins.sample_api.types import Flunder
-from plugins.sample_api.validation import validate_flunder
+from kplane.core.meta.errors import FieldError
+from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.plugins.sample_api.types import Flunder
+from kplane.plugins.sample_api.validation import validate_flunder
 
 
 class FlunderStrategy(Strategy):

@@ -8,8 +8,8 @@ no validation beyond their metadata.
 
 from __future__ import annotations
 
-from core.meta.errors import FieldError, invalid
-from plugins.sample_api.types import FISCHER_REFERENCE_TYPE, FLUNDER_REFERENCE_TYPE, Flunder, FlunderSpec
+from kplane.core.meta.errors import FieldError, invalid
+from kplane.plugins.sample_api.types import FISCHER_REFERENCE_TYPE, FLUNDER_REFERENCE_TYPE, Flunder, FlunderSpec
 
 
 def validate_flunder(flunder: Flunder) -> list[FieldError]:

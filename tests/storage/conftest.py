@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from core.storage.cacher import CachedStorage
-from core.storage.etcd import EtcdStorage
-from core.storage.interface import Storage
-from core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.cacher import CachedStorage
+from kplane.core.storage.etcd import EtcdStorage
+from kplane.core.storage.interface import Storage
+from kplane.core.storage.sqlite import SQLiteStorage
 from tests.etcd_process import ETCD, shared
 
 StorageFactory = Callable[..., Awaitable[Storage]]

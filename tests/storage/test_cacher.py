@@ -1,4 +1,4 @@
-"""The watch cache (core.storage.cacher) over a real SQLite backend: what the contract suite
+"""The watch cache (kplane.core.storage.cacher) over a real SQLite backend: what the contract suite
 cannot see from outside, such as how many inner watches it opens, which events it shares, when it
 answers from memory and how it recovers when its inner watch fails."""
 
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from core.storage.cacher import CachedStorage
-from core.storage.interface import (
+from kplane.core.storage.cacher import CachedStorage
+from kplane.core.storage.interface import (
     CompactedError,
     KeyValue,
     WatcherOverflowError,
     WatchEvent,
 )
-from core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.sqlite import SQLiteStorage
 
 
 async def next_events(watch: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:

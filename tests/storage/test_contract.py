@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from core.storage.interface import (
+from kplane.core.storage.interface import (
     CompactedError,
     ConflictError,
     EventType,
@@ -33,7 +33,7 @@ from core.storage.interface import (
     WatcherOverflowError,
     WatchEvent,
 )
-from core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.sqlite import SQLiteStorage
 
 StorageFactory = Callable[..., Awaitable[Storage]]  # the storage_factory fixture (conftest.py)
 
@@ -527,7 +527,7 @@ async def test_sqlite_failed_transaction_fails_its_writes_and_recovers(tmp_path:
 
 _CRASH_WRITER = """
 import asyncio, sys
-from core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.sqlite import SQLiteStorage
 
 async def main(path: str) -> None:
     storage = await SQLiteStorage.open(path, compact_interval=0)

@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.storage.etcd import EtcdStorage
-from core.storage.factory import StorageURLError, open_storage
-from core.storage.interface import (
+from kplane.core.storage.etcd import EtcdStorage
+from kplane.core.storage.factory import StorageURLError, open_storage
+from kplane.core.storage.interface import (
     CompactedError,
     ConflictError,
     EventType,

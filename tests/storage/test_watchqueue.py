@@ -1,4 +1,4 @@
-"""EventQueue (core.storage.watchqueue), the buffer every backend's watches share: its order,
+"""EventQueue (kplane.core.storage.watchqueue), the buffer every backend's watches share: its order,
 its one ending and what that ending keeps, on its own rather than through a backend."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from core.storage.interface import (
+from kplane.core.storage.interface import (
     EventType,
     KeyValue,
     StorageError,
     WatcherOverflowError,
     WatchEvent,
 )
-from core.storage.watchqueue import EventQueue
+from kplane.core.storage.watchqueue import EventQueue
 
 
 def event(revision: int) -> WatchEvent:

@@ -1,6 +1,6 @@
 """The kplane plugin: each function is a hook kplane calls once at start-up, in this order."""
 
-from core.hookspecs import hookimpl
+from kplane.core.hookspecs import hookimpl
 
 from widgets_example import admission, strategy, v1, v1alpha1
 from widgets_example.controller import WidgetController

@@ -1,8 +1,8 @@
 """How the server treats Widgets: validation, table columns, and the status subresource."""
 
-from core.meta.errors import FieldError, invalid, not_supported, required
-from core.registry.printing import AGE, NAME, Column, dig
-from core.registry.strategy import RequestContext, Strategy
+from kplane.core.meta.errors import FieldError, invalid, not_supported, required
+from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.core.registry.strategy import RequestContext, Strategy
 
 from widgets_example.types import COLORS, Widget
 

@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from core.meta.schemas import ConditionSchema, ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ConditionSchema, ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 
 class SizeSchema(Schema):

@@ -7,9 +7,9 @@ the whole object as a dict with Python names.
 
 from typing import Any
 
-from core.meta.schemas import ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 from widgets_example.v1 import WidgetStatusSchema
 

@@ -2,13 +2,13 @@
 
 Field numbers are those of ``k8s.io/kube-aggregator`` v0.32
 ``pkg/apis/apiregistration/v1/generated.proto`` (number 6, the old ``priority``, is retired);
-see :mod:`core.runtime.protobuf` for the format.
+see :mod:`kplane.core.runtime.protobuf` for the format.
 """
 
 from __future__ import annotations
 
-from core.meta.protobuf import OBJECT_META, TIME
-from core.runtime.protobuf import Field, Message
+from kplane.core.meta.protobuf import OBJECT_META, TIME
+from kplane.core.runtime.protobuf import Field, Message
 
 SERVICE_REFERENCE = Message(
     "ServiceReference",

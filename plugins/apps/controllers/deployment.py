@@ -38,15 +38,15 @@ from typing import Any
 import aiohttp
 import orjson
 
-from core.client.cache import object_key
-from core.client.events import NORMAL, WARNING, EventRecorder
-from core.client.informer import Handlers, SharedInformerFactory, wait_synced
-from core.client.rest import ApiError, RESTClient, ResourceClient
-from core.client.workqueue import WorkQueue
-from core.controllers import ownership as own
-from core.controllers.worker import work
-from core.meta import clock
-from core.meta.selectors import LabelSelectorExpr
+from kplane.core.client.cache import object_key
+from kplane.core.client.events import NORMAL, WARNING, EventRecorder
+from kplane.core.client.informer import Handlers, SharedInformerFactory, wait_synced
+from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
+from kplane.core.client.workqueue import WorkQueue
+from kplane.core.controllers import ownership as own
+from kplane.core.controllers.worker import work
+from kplane.core.meta import clock
+from kplane.core.meta.selectors import LabelSelectorExpr
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.core.v1.conversion import pod_spec_from_internal, pod_spec_to_internal
+from kplane.plugins.core.v1.conversion import pod_spec_from_internal, pod_spec_to_internal
 
 
 def _template_spec(workload: dict[str, Any]) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.core.v1.defaults import default_pod_spec
+from kplane.plugins.core.v1.defaults import default_pod_spec
 
 
 def _default_template(spec: dict[str, Any]) -> None:

@@ -1,15 +1,15 @@
 """Protobuf tables of apps/v1 Deployment (``kubectl create deployment``) and ReplicaSet.
 
 Field numbers are those of ``k8s.io/api`` ``apps/v1/generated.proto`` (v0.32, plus the
-``terminatingReplicas`` counts our schemas already serve); see :mod:`core.runtime.protobuf` for
+``terminatingReplicas`` counts our schemas already serve); see :mod:`kplane.core.runtime.protobuf` for
 the format. The pod template comes from core/v1's tables.
 """
 
 from __future__ import annotations
 
-from core.meta.protobuf import INT_OR_STRING, LABEL_SELECTOR, OBJECT_META, TIME
-from core.runtime.protobuf import Field, Message
-from plugins.core.v1.protobuf import POD_TEMPLATE_SPEC
+from kplane.core.meta.protobuf import INT_OR_STRING, LABEL_SELECTOR, OBJECT_META, TIME
+from kplane.core.runtime.protobuf import Field, Message
+from kplane.plugins.core.v1.protobuf import POD_TEMPLATE_SPEC
 
 ROLLING_UPDATE_DEPLOYMENT = Message(
     "RollingUpdateDeployment", {1: Field("maxUnavailable", INT_OR_STRING), 2: Field("maxSurge", INT_OR_STRING)}

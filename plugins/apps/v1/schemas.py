@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.meta.schemas import LabelSelectorSchema, ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
-from plugins.core.v1.schemas import PodTemplateSpecSchema
+from kplane.core.meta.schemas import LabelSelectorSchema, ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
+from kplane.plugins.core.v1.schemas import PodTemplateSpecSchema
 
 
 class RollingUpdateDeploymentSchema(Schema):

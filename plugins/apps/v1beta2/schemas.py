@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from plugins.apps.v1.schemas import DeploymentSchema, ReplicaSetSchema
+from kplane.plugins.apps.v1.schemas import DeploymentSchema, ReplicaSetSchema
 
 __all__ = ["DeploymentSchema", "ReplicaSetSchema"]

@@ -1,13 +1,13 @@
 """Protobuf table of coordination.k8s.io/v1 Lease, which client-go's leader election writes.
 
 Field numbers are those of ``k8s.io/api`` v0.32 ``coordination/v1/generated.proto``; see
-:mod:`core.runtime.protobuf` for the format.
+:mod:`kplane.core.runtime.protobuf` for the format.
 """
 
 from __future__ import annotations
 
-from core.meta.protobuf import MICRO_TIME, OBJECT_META
-from core.runtime.protobuf import Field, Message
+from kplane.core.meta.protobuf import MICRO_TIME, OBJECT_META
+from kplane.core.runtime.protobuf import Field, Message
 
 LEASE_SPEC = Message(
     "LeaseSpec",

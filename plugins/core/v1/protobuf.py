@@ -5,15 +5,15 @@ service|secret|configmap|namespace|serviceaccount``, ``kubectl run``) do.
 
 One table per Go struct, complete, with the field numbers of ``k8s.io/api`` v0.32
 ``core/v1/generated.proto`` (the ``protobuf`` tags of ``types.go``) and the JSON names of its
-``json`` tags; ``pointer`` follows the Go field type. See :mod:`core.runtime.protobuf` for the
+``json`` tags; ``pointer`` follows the Go field type. See :mod:`kplane.core.runtime.protobuf` for the
 format. Fields the JSON schemas keep untyped (volumes, probes, affinity...) are tabled all the
 same, so a protobuf body carries everything its JSON form would.
 """
 
 from __future__ import annotations
 
-from core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
-from core.runtime.protobuf import Field, Message
+from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
+from kplane.core.runtime.protobuf import Field, Message
 
 NAMESPACE_SPEC = Message(
     "NamespaceSpec",

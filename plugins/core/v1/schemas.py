@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.meta.schemas import ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 
 class ObjectReferenceSchema(Schema):

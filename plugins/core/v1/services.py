@@ -2,7 +2,7 @@
 
 kplane has no kube-proxy and no Endpoints: a Service is a record of an address. The API server
 uses it to reach an aggregated API server named by an APIService's ``spec.service``
-(:mod:`core.server.aggregator`): an ExternalName Service at ``<externalName>:<port>``, any other
+(:mod:`kplane.core.server.aggregator`): an ExternalName Service at ``<externalName>:<port>``, any other
 at ``<clusterIP>:<port>``.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.meta.schemas import ConditionSchema, ObjectMetaSchema
-from core.runtime import fields
-from core.runtime.schema import Schema
+from kplane.core.meta.schemas import ConditionSchema, ObjectMetaSchema
+from kplane.core.runtime import fields
+from kplane.core.runtime.schema import Schema
 
 CLIENT_IP_AFFINITY_SECONDS = 10800  # DefaultClientIPServiceAffinitySeconds
 _MERGE_PORTS = {"patch_strategy": "merge", "patch_merge_key": "port", "list_type": "map", "list_map_keys": ["port", "protocol"]}

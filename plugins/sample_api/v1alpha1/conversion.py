@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.sample_api.types import FISCHER_REFERENCE_TYPE, FLUNDER_REFERENCE_TYPE
+from kplane.plugins.sample_api.types import FISCHER_REFERENCE_TYPE, FLUNDER_REFERENCE_TYPE
 
 
 def flunder_to_internal(flunder: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.sample_api.types import FLUNDER_REFERENCE_TYPE
+from kplane.plugins.sample_api.types import FLUNDER_REFERENCE_TYPE
 
 
 def set_defaults_flunder(flunder: dict[str, Any]) -> None:

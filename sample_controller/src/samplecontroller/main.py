@@ -18,9 +18,9 @@ import os
 import signal
 import sys
 
-from core.client.informer import SharedInformerFactory
-from core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
-from core.client.rest import RESTClient
+from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
+from kplane.core.client.rest import RESTClient
 from samplecontroller import GROUP, PLURAL, VERSION
 from samplecontroller.controller import CacheSyncError, Controller
 

@@ -1,0 +1,94 @@
+"""The plugin API: everything an API group, an example or a controller may import from kplane.
+
+A plugin imports from here and from nowhere else in kplane (``from kplane.api import Schema,
+Strategy, hookimpl``); the rest of ``kplane.core`` is the machinery's own and may change between
+releases. ``make test`` checks this with an import contract (``.importlinter``). The hooks
+themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/hooks.md``), and
+``docs/writing-a-plugin.md`` walks through a whole plugin.
+
+The names come in the order a plugin needs them: the hook marker; types and schemas (internal
+dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
+(strategies, subresources, printing, admission); errors and validation; selectors; and the
+client side (REST client, informers, listers, work queue, events, controller helpers), which is
+also all a controller may use.
+"""
+
+from __future__ import annotations
+
+# -- hooks ----------------------------------------------------------------------------------------
+from kplane.core.hookspecs import hookimpl
+
+# -- types and schemas ----------------------------------------------------------------------------
+from kplane.core.meta import clock
+from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
+from kplane.core.meta.schemas import ConditionSchema, LabelSelectorSchema, ObjectMetaSchema
+from kplane.core.meta.types import Condition, LabelSelector, ObjectMeta
+from kplane.core.runtime import fields
+from kplane.core.runtime.gvk import GroupVersionKind
+from kplane.core.runtime.objects import build
+from kplane.core.runtime.protobuf import Field, Message
+from kplane.core.runtime.schema import Schema, camel_case, load, shape_of
+from kplane.core.runtime.scheme import ResourceType, Scheme
+
+# -- behaviour: strategies, subresources, printing, admission -------------------------------------
+from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
+from kplane.core.registry.options import DeleteOptions, ListOptions
+from kplane.core.registry.printing import AGE, NAME, Column, age, dig
+from kplane.core.registry.registry import Registry
+from kplane.core.registry.scale import ScaleAdapter
+from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
+
+# -- errors and validation ------------------------------------------------------------------------
+from kplane.core.meta import errors
+from kplane.core.meta.errors import (
+    APIError, FieldError, FieldErrorType, duplicate, forbidden, invalid, not_supported, required, too_long,
+)
+from kplane.core.meta.validation import (
+    FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
+    is_valid_label_value, validate_labels,
+)
+
+# -- selectors ------------------------------------------------------------------------------------
+from kplane.core.meta.selectors import (
+    META_FIELDS, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
+    validate_label_selector,
+)
+
+# -- the client side: what controllers use --------------------------------------------------------
+from kplane.core.client.cache import Lister, object_key
+from kplane.core.client.events import NORMAL, WARNING, EventRecorder
+from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
+from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
+from kplane.core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
+from kplane.core.client.workqueue import (
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue,
+)
+from kplane.core.controllers import ownership
+from kplane.core.controllers.manager import ControllerManager
+from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
+from kplane.core.controllers.worker import work
+
+__all__ = [
+    "hookimpl",
+    # types and schemas
+    "clock", "CONDITION", "INT_OR_STRING", "LABEL_SELECTOR", "MICRO_TIME", "OBJECT_META", "QUANTITY", "TIME",
+    "ConditionSchema", "LabelSelectorSchema", "ObjectMetaSchema", "Condition", "LabelSelector", "ObjectMeta",
+    "fields", "GroupVersionKind", "build", "Field", "Message", "Schema", "camel_case", "load", "shape_of",
+    "ResourceType", "Scheme",
+    # behaviour
+    "AdmissionChain", "AdmissionRequest", "Operation", "deny", "DeleteOptions", "ListOptions",
+    "AGE", "NAME", "Column", "age", "dig", "Registry", "ScaleAdapter",
+    "RESOURCE_VERBS", "SUBRESOURCE_VERBS", "RequestContext", "Strategy",
+    # errors and validation
+    "errors", "APIError", "FieldError", "FieldErrorType", "duplicate", "forbidden", "invalid", "not_supported",
+    "required", "too_long", "FIELD_IMMUTABLE", "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain",
+    "is_qualified_name", "is_valid_label_value", "validate_labels",
+    # selectors
+    "META_FIELDS", "LabelSelectorExpr", "bool_field", "format_label_selector", "label_selector_from_internal",
+    "validate_label_selector",
+    # the client side
+    "Lister", "object_key", "NORMAL", "WARNING", "EventRecorder", "Handlers", "Informer", "SharedInformerFactory",
+    "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "JSON_PATCH", "ApiError", "ResourceClient",
+    "RESTClient", "BucketRateLimiter", "ItemExponentialFailureRateLimiter", "MaxOfRateLimiter", "ShutDown",
+    "WorkQueue", "ownership", "ControllerManager", "controller_ref", "controller_reference", "uid", "work",
+]
