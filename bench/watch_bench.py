@@ -29,6 +29,8 @@ from pathlib import Path
 
 import aiohttp
 
+from kplane.core.patching.mediatypes import MERGE_PATCH
+
 from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, memory_mib, post_all, print_comparison, reset_peak_memory
 
 RV = re.compile(rb'"resourceVersion":"(\d+)"')
@@ -77,7 +79,7 @@ async def measure(url: str, pid: int, watchers: int, updates: int, writers: int,
                     at = time.perf_counter()
                     patch = {"metadata": {"annotations": {"bench/round": str(i)}}}
                     async with own.patch(f"{DEPLOYMENTS}/{name}", json=patch,
-                                         headers={"Content-Type": "application/merge-patch+json"}) as reply:
+                                         headers={"Content-Type": MERGE_PATCH}) as reply:
                         body = await reply.json()
                         assert reply.status == 200, body
                     sent[int(body["metadata"]["resourceVersion"])] = at

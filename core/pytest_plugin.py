@@ -43,12 +43,12 @@ from typing import Any
 import pytest
 import yaml
 
+from kplane.core.patching.mediatypes import APPLY_PATCH
 from kplane.core.runtime.scheme import parse_runtime_config
 from kplane.core.server.aggregator import Settings as AggregatorSettings
 from kplane.core.server.apiserver import APIServer, ServerConfig
 
 Obj = dict[str, Any]
-APPLY_PATCH = "application/apply-patch+yaml"
 FIELD_MANAGER = "kplane-pytest"
 
 

@@ -59,7 +59,7 @@ from kplane.core.client.cache import Lister, object_key
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
-from kplane.core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
+from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
 from kplane.core.client.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue,
 )
@@ -67,6 +67,7 @@ from kplane.core.controllers import ownership
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
 from kplane.core.controllers.worker import work
+from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 
 __all__ = [
     "hookimpl",
@@ -88,7 +89,8 @@ __all__ = [
     "validate_label_selector",
     # the client side
     "Lister", "object_key", "NORMAL", "WARNING", "EventRecorder", "Handlers", "Informer", "SharedInformerFactory",
-    "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "JSON_PATCH", "ApiError", "ResourceClient",
+    "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "ApiError", "ResourceClient",
     "RESTClient", "BucketRateLimiter", "ItemExponentialFailureRateLimiter", "MaxOfRateLimiter", "ShutDown",
     "WorkQueue", "ownership", "ControllerManager", "controller_ref", "controller_reference", "uid", "work",
+    "APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH",
 ]

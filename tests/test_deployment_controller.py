@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from kplane.core.client.rest import JSON_PATCH, ApiError, RESTClient, ResourceClient
+from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
+from kplane.core.patching.mediatypes import JSON_PATCH
 from kplane.core.server.apiserver import APIServer
 from kplane.plugins.apps.controllers.deployment import (
     SAFE_ALPHABET,

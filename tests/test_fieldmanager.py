@@ -1,4 +1,4 @@
-"""managedFields and server-side apply (kplane.core.server.fieldmanager) on the real Deployment schema."""
+"""managedFields and server-side apply (kplane.core.managedfields) on the real Deployment schema."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kplane.core.meta.errors import APIError, StatusReason
 from kplane.core.meta.schemas import ObjectMetaSchema
 from kplane.core.runtime import fields
 from kplane.core.runtime.schema import Schema, shape_of
-from kplane.core.server.fieldmanager import (
+from kplane.core.managedfields.fieldmanager import (
     ApplyConflict,
     Conflict,
     apply,

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from kplane.core.meta.errors import StatusReason
-from kplane.core.server.patch import MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch
+from kplane.core.patching.errors import PatchError
+from kplane.core.patching.jsonpatch import MAX_JSON_PATCH_OPERATIONS, apply_json_patch
+from kplane.core.patching.mergepatch import apply_merge_patch
 
 # RFC 6902 appendix A: (section, document, patch, expected result or None when it must fail).
 RFC6902_APPENDIX_A: list[tuple[str, Any, list[dict[str, Any]], Any]] = [

@@ -10,8 +10,8 @@ import pytest
 
 from kplane.core.runtime import fields
 from kplane.core.runtime.schema import Schema, Shape, shape_of
-from kplane.core.server.patch import PatchError
-from kplane.core.server.strategic import apply_strategic_merge_patch
+from kplane.core.patching.errors import PatchError
+from kplane.core.patching.strategic import apply_strategic_merge_patch
 from kplane.plugins.apps.v1.schemas import DeploymentSchema
 from kplane.plugins.core.v1.schemas import ConfigMapSchema, PodSchema
 

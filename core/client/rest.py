@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
+from kplane.core.patching.mediatypes import MERGE_PATCH
+
 if TYPE_CHECKING:
     from kplane.core.client.kubeconfig import ClientConfig
 
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
 
 
 class ApiError(Exception):

@@ -23,9 +23,10 @@ import aiohttp
 
 from kplane.core.client.discovery import APIResource, server_resources
 from kplane.core.client.informer import Handlers, SharedInformerFactory
-from kplane.core.client.rest import JSON_PATCH, ApiError, RESTClient
+from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.client.workqueue import WorkQueue
 from kplane.core.controllers.worker import work
+from kplane.core.patching.mediatypes import JSON_PATCH
 from kplane.core.runtime.gvk import GroupVersion
 
 log = logging.getLogger(__name__)

@@ -38,12 +38,12 @@ from kplane.core.client.workqueue import WorkQueue
 from kplane.core.controllers import ownership as own
 from kplane.core.controllers.worker import work
 from kplane.core.meta import clock
+from kplane.core.patching.mediatypes import STRATEGIC_MERGE_PATCH
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 SCHEDULER = "default-scheduler"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 SIMULATED_LABEL = "kplane.io/simulated-node"
 FAIL_MARKER = ":fail"
 NODE_NAME_INDEX = "spec.nodeName"

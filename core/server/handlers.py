@@ -16,29 +16,29 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
+from kplane.core.patching import jsonpatch, mergepatch, strategic
+from kplane.core.patching.errors import PatchError
+from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH
 from kplane.core.registry import scale
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.store import Store, WatchEvent
 from kplane.core.registry.stored import StoredObject
 from kplane.core.registry.strategy import PostSubresource, RequestContext
 from kplane.core.runtime import protobuf
+from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.gvk import GroupVersion
 from kplane.core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from kplane.core.runtime.schema import Shape
-from kplane.core.server import fieldmanager, listing, negotiation, params, partial_metadata, patch, requestinfo, strategic, tables
+from kplane.core.server import listing, negotiation, params, partial_metadata, requestinfo, tables
 from kplane.core.server.decoding import Decoded
 from kplane.core.server.ownership import FieldTracker
 from kplane.core.server.requestinfo import RequestInfo
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 BOOKMARK_INTERVAL = 60.0
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
 
 # The Kubernetes verb of a request by method and whether it names an object (a GET of a
 # collection is list, or watch with ?watch); the resource's Endpoint says which it supports.
@@ -418,7 +418,7 @@ def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
 async def _read_patch(request: web.Request) -> tuple[str, negotiation.Decoded]:
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type not in PATCH_TYPES:
-        raise errors.unsupported_media_type(content_type, PATCH_TYPES)
+        raise errors.unsupported_media_type(content_type, list(PATCH_TYPES))
     return content_type, await negotiation.read_decoded(request, content_type)
 
 
@@ -426,16 +426,16 @@ def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shap
     """The patched object; ``shape`` is the schema strategic merge patch takes merge keys from."""
     try:
         if content_type == JSON_PATCH:
-            patched = patch.apply_json_patch(current, document)
+            patched = jsonpatch.apply_json_patch(current, document)
         elif content_type == MERGE_PATCH:
-            patched = patch.apply_merge_patch(current, document)
+            patched = mergepatch.apply_merge_patch(current, document)
         else:
             patched = strategic.apply_strategic_merge_patch(current, document, shape)
-    except patch.PatchError as err:
+    except PatchError as err:
         raise err.api_error() from None
     if not isinstance(patched, dict):  # kube-apiserver cannot decode the result into an object
         shown = orjson.dumps(patched).decode()
-        detail = f"the patched document is {'null' if patched is None else 'a JSON ' + patch.go_json_type(patched)}, not an object"
+        detail = f"the patched document is {'null' if patched is None else 'a JSON ' + go_json_type(patched)}, not an object"
         raise errors.invalid_object("", "", "", [errors.invalid("patch", shown[:256], detail)])
     return patched
 
@@ -445,7 +445,7 @@ def _undecodable_patch(content_type: str, document: Any, patched: dict[str, Any]
     (a wrong type, or unknown fields under Strict): the strategic merge patcher quotes the patch
     as Go prints it with the unstructured converter's message, the JSON patchers the patched object."""
     if content_type == STRATEGIC_MERGE_PATCH:
-        problem = errors.invalid("patch", patch.go_print(document), err.conversion or err.why)
+        problem = errors.invalid("patch", go_print(document), err.conversion or err.why)
     else:
         problem = errors.invalid("patch", orjson.dumps(patched).decode(), err.why)
     return errors.invalid_object("", "", "", [problem])

@@ -11,6 +11,7 @@ import yaml
 from aiohttp import web
 
 from kplane.core.meta import errors
+from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from kplane.core.server.decoding import MAX_BODY, Decoded, decode_json, decode_yaml
 
 # Bodies up to this size are decoded on the event loop; larger ones in a worker thread, so that a
@@ -18,13 +19,8 @@ from kplane.core.server.decoding import MAX_BODY, Decoded, decode_json, decode_y
 INLINE_DECODE = 16 * 1024
 JSON = "application/json"
 YAML = "application/yaml"
-_YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "application/apply-patch+yaml")
-_JSON_TYPES = (
-    "application/json",
-    "application/merge-patch+json",
-    "application/json-patch+json",
-    "application/strategic-merge-patch+json",
-)
+_YAML_TYPES = (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH)
+_JSON_TYPES = (JSON, MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH)
 
 
 def media_type(header: str | None) -> str:

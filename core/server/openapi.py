@@ -59,6 +59,7 @@ from aiohttp import web
 from marshmallow import fields as mfields
 
 from kplane.core.meta import errors
+from kplane.core.patching.mediatypes import PATCH_TYPES
 from kplane.core.registry.registry import Endpoint, Registry
 from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind
@@ -71,10 +72,6 @@ if TYPE_CHECKING:
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
 WATCH_STREAM = "application/json;stream=watch"
 ONE_YEAR = 365 * 24 * 3600
 # A resource's served endpoints by subresource ("": the resource itself): Registry.endpoints.
@@ -198,9 +195,9 @@ def patch_types(rt: ResourceType) -> list[str]:
     The one place deciding it: kubectl sends a strategic merge patch, computed from the schema,
     to any kind listing it, so a kind without merge keys in its schema (a CRD-like kind) must
     leave it out. Every kind served now is schema-based, so all four are listed, as
-    kube-apiserver lists them (what the handlers implement is ``handlers.PATCH_TYPES``).
+    kube-apiserver lists them (and as the handlers implement them).
     """
-    return [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
+    return list(PATCH_TYPES)
 
 
 # -- names --------------------------------------------------------------------------------------------

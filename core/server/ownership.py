@@ -12,12 +12,12 @@ from typing import Any
 
 from aiohttp import web
 
+from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import clock
 from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.gvk import GroupVersion
 from kplane.core.runtime.scheme import ResourceType
 from kplane.core.runtime.schema import Shape
-from kplane.core.server import fieldmanager
 
 
 class FieldTracker:

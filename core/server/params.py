@@ -14,11 +14,11 @@ from typing import Any
 import orjson
 from multidict import MultiMapping
 
+from kplane.core.managedfields.fieldmanager import FIELD_MANAGER_MAX_LENGTH
 from kplane.core.meta import errors
 from kplane.core.meta.selectors import parse_field_selector, parse_label_selector
 from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions, dry_run_problems
 from kplane.core.runtime.scheme import IGNORE, STRICT, WARN
-from kplane.core.server.fieldmanager import FIELD_MANAGER_MAX_LENGTH
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

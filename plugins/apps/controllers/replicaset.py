@@ -32,10 +32,11 @@ from typing import Any
 
 import aiohttp
 
+from kplane.api import JSON_PATCH
 from kplane.core.client.cache import object_key
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, SharedInformerFactory, wait_synced
-from kplane.core.client.rest import JSON_PATCH, ApiError, ResourceClient, RESTClient
+from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
 from kplane.core.client.workqueue import WorkQueue
 from kplane.core.controllers import ownership as own
 from kplane.core.controllers.worker import work

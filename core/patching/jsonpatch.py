@@ -1,12 +1,12 @@
-"""JSON patch (RFC 6902) and JSON merge patch (RFC 7386) over decoded JSON values.
+"""JSON patch (RFC 6902, ``application/json-patch+json``) over decoded JSON values.
 
-Neither function mutates its inputs. Instead of deep-copying the document, only the containers
+The function does not mutate its inputs. Instead of deep-copying the document, only the containers
 on the path an operation writes through are copied (once per application), so a patch touching
 ``/metadata/labels`` costs a few small dict copies however large ``spec`` is. The result
 therefore shares untouched sub-objects with ``doc`` (and inserted values with ``patch``): treat
 inputs and result as read-only, or deep-copy before mutating.
 
-JSON patch follows what kube-apiserver accepts (evanphx/json-patch v4) where it is more lenient
+It follows what kube-apiserver accepts (evanphx/json-patch v4) where it is more lenient
 than the RFC and clients may rely on it: ``replace`` of a missing object member adds it, array
 indices may be negative (counted from the end) or carry a sign/leading zeros, and ``replace`` or
 ``test`` at the root pointer ``""`` act on the whole document while ``add``/``remove`` there fail.
@@ -31,74 +31,12 @@ from typing import Any
 
 import orjson
 
-from kplane.core.meta.errors import APIError, StatusReason, bad_request
+from kplane.core.patching.errors import PatchError
+from kplane.core.runtime.gojson import go_json_type, json_equal
 
 MAX_JSON_PATCH_OPERATIONS = 10000
 MAX_COPY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default --json-patch-max-copy-bytes
 _INDEX = re.compile(r"[+-]?[0-9]+")
-_REJECTED = "the server rejected our request due to an error in our request"
-
-
-class PatchError(Exception):
-    """A patch that cannot be applied; ``code`` is the HTTP status kube-apiserver answers."""
-
-    def __init__(self, message: str, code: int = 422) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-    def api_error(self) -> APIError:
-        """The Status kube-apiserver sends for this failure."""
-        if self.code == 400:
-            return bad_request(self.message)
-        if self.code == 413:
-            return APIError(413, StatusReason.REQUEST_ENTITY_TOO_LARGE, f"Request entity too large: {self.message}")
-        # NewGenericServerResponse: a fixed message, the real reason in a cause.
-        return APIError(422, StatusReason.INVALID, _REJECTED, {"causes": [{"reason": "UnexpectedServerResponse", "message": self.message}]})
-
-
-def go_json_type(value: Any) -> str:
-    """How Go's ``json.UnmarshalTypeError`` names a JSON value's type."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def go_print(value: Any) -> str:
-    """``value`` (decoded JSON) as Go's ``fmt.Sprintf("%+v", ...)`` prints it: ``map[k:v ...]``
-    with sorted keys, ``[a b]``, bare strings, ``<nil>``; what kube-apiserver quotes of a patch."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_print(item) for item in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
-    return str(value)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: numbers compare by value, but ``true`` is not ``1`` and ``"10"`` is not ``10``."""
-    if a is b:
-        return True
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(v, b[k]) for k, v in a.items())
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def _split_pointer(pointer: str) -> list[str]:
@@ -269,29 +207,3 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
         else:
             raise PatchError(f"Unexpected kind: {op if isinstance(op, str) else 'unknown'}")
     return applier.root
-
-
-def apply_merge_patch(doc: Any, patch: Any) -> Any:
-    """Apply an RFC 7386 merge patch: null deletes, objects merge, anything else replaces.
-
-    As kube-apiserver (evanphx/json-patch ``MergePatch``): a patch document that is ``null`` or a
-    scalar is refused with 400 "Invalid JSON Patch"; an array replaces the whole document (which
-    then fails to decode as an object), with its ``null`` items left out.
-    """
-    if patch is None or not isinstance(patch, (dict, list)):
-        raise PatchError("Invalid JSON Patch", 400)
-    if isinstance(patch, list):
-        return [item for item in patch if item is not None]
-    return _merge_objects(doc, patch)
-
-
-def _merge_objects(doc: Any, patch: dict[str, Any]) -> Any:
-    result = dict(doc) if isinstance(doc, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        elif isinstance(value, dict):
-            result[key] = _merge_objects(result.get(key), value)
-        else:
-            result[key] = value
-    return result

@@ -66,8 +66,9 @@ from typing import Any, NamedTuple
 import orjson
 from marshmallow import fields
 
+from kplane.core.patching.errors import PatchError
+from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.schema import LIST, MAP, Shape
-from kplane.core.server.patch import PatchError, go_json_type, go_print
 
 _PATCH = "$patch"
 _RETAIN_KEYS = "$retainKeys"
