@@ -17,6 +17,7 @@ from __future__ import annotations
 
 # -- hooks ----------------------------------------------------------------------------------------
 from kplane.core.hookspecs import hookimpl
+from kplane.core.server.apiserver import ServerConfig  # every hook's ``config``
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
@@ -56,6 +57,7 @@ from kplane.core.meta.selectors import (
 
 # -- the client side: what controllers use --------------------------------------------------------
 from kplane.core.client.cache import Lister, object_key
+from kplane.core.client.discovery import server_resources
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
@@ -69,7 +71,7 @@ from kplane.core.controllers.ownership import controller_ref, controller_referen
 from kplane.core.controllers.worker import work
 
 __all__ = [
-    "hookimpl",
+    "hookimpl", "ServerConfig",
     # types and schemas
     "clock", "CONDITION", "INT_OR_STRING", "LABEL_SELECTOR", "MICRO_TIME", "OBJECT_META", "QUANTITY", "TIME",
     "ConditionSchema", "LabelSelectorSchema", "ObjectMetaSchema", "Condition", "LabelSelector", "ObjectMeta",
@@ -87,8 +89,8 @@ __all__ = [
     "META_FIELDS", "LabelSelectorExpr", "bool_field", "format_label_selector", "label_selector_from_internal",
     "validate_label_selector",
     # the client side
-    "Lister", "object_key", "NORMAL", "WARNING", "EventRecorder", "Handlers", "Informer", "SharedInformerFactory",
-    "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "JSON_PATCH", "ApiError", "ResourceClient",
+    "Lister", "object_key", "server_resources", "NORMAL", "WARNING", "EventRecorder", "Handlers", "Informer",
+    "SharedInformerFactory", "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "JSON_PATCH", "ApiError", "ResourceClient",
     "RESTClient", "BucketRateLimiter", "ItemExponentialFailureRateLimiter", "MaxOfRateLimiter", "ShutDown",
     "WorkQueue", "ownership", "ControllerManager", "controller_ref", "controller_reference", "uid", "work",
 ]
