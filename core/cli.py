@@ -120,7 +120,7 @@ def _report(err: Exception, verbose: bool = False, can_disable: bool = True) -> 
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--controllers", type=_selection, default=ControllerSelection(), metavar="LIST",
                         help="controllers to run: '*' all, 'name' enables, '-name' disables (default '*'); "
-                             "namespace, garbagecollector, simulated-nodes and those of plugins")
+                             "garbagecollector and those of plugins (namespace, simulated-nodes, replicaset, ...)")
     parser.add_argument("--simulated-nodes", type=int, default=3, metavar="N",
                         help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
 
@@ -281,7 +281,7 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     plugins.load_entry_points()
     client = client_from_kubeconfig(args.kubeconfig, args.context)
     try:
-        manager = await build_controller_manager(client, plugins, controllers=args.controllers, simulated_nodes=args.simulated_nodes)
+        manager = await build_controller_manager(client, plugins, controllers=args.controllers)
         return await _run_controllers(client, manager, election)
     finally:
         await client.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 # -- hooks ----------------------------------------------------------------------------------------
 from kplane.core.hookspecs import hookimpl
+from kplane.core.server.apiserver import ServerConfig  # every hook's ``config``
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
@@ -56,6 +57,7 @@ from kplane.core.meta.selectors import (
 
 # -- the client side: what controllers use --------------------------------------------------------
 from kplane.core.client.cache import Lister, object_key
+from kplane.core.client.discovery import server_resources
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
@@ -69,28 +71,5 @@ from kplane.core.controllers.ownership import controller_ref, controller_referen
 from kplane.core.controllers.worker import work
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 
-__all__ = [
-    "hookimpl",
-    # types and schemas
-    "clock", "CONDITION", "INT_OR_STRING", "LABEL_SELECTOR", "MICRO_TIME", "OBJECT_META", "QUANTITY", "TIME",
-    "ConditionSchema", "LabelSelectorSchema", "ObjectMetaSchema", "Condition", "LabelSelector", "ObjectMeta",
-    "fields", "GroupVersionKind", "build", "Field", "Message", "Schema", "camel_case", "load", "shape_of",
-    "ResourceType", "Scheme",
-    # behaviour
-    "AdmissionChain", "AdmissionRequest", "Operation", "deny", "DeleteOptions", "ListOptions",
-    "AGE", "NAME", "Column", "age", "dig", "Registry", "ScaleAdapter",
-    "RESOURCE_VERBS", "SUBRESOURCE_VERBS", "RequestContext", "Strategy",
-    # errors and validation
-    "errors", "APIError", "FieldError", "FieldErrorType", "duplicate", "forbidden", "invalid", "not_supported",
-    "required", "too_long", "FIELD_IMMUTABLE", "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain",
-    "is_qualified_name", "is_valid_label_value", "validate_labels",
-    # selectors
-    "META_FIELDS", "LabelSelectorExpr", "bool_field", "format_label_selector", "label_selector_from_internal",
-    "validate_label_selector",
-    # the client side
-    "Lister", "object_key", "NORMAL", "WARNING", "EventRecorder", "Handlers", "Informer", "SharedInformerFactory",
-    "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "ApiError", "ResourceClient",
-    "RESTClient", "BucketRateLimiter", "ItemExponentialFailureRateLimiter", "MaxOfRateLimiter", "ShutDown",
-    "WorkQueue", "ownership", "ControllerManager", "controller_ref", "controller_reference", "uid", "work",
-    "APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_MERGE_PATCH",
-]
+# Everything imported above, and nothing else, is the plugin API.
+__all__ = sorted(name for name in dir() if not name.startswith("_") and name != "annotations")

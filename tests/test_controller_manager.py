@@ -17,7 +17,7 @@ from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.controllers.manager import ControllerSelection
 from kplane.core.controllers.standard import build_controller_manager
 from kplane.core.plugins import PluginManager
-from kplane.core.server.apiserver import write_kubeconfig
+from kplane.core.server.apiserver import ServerConfig, write_kubeconfig
 from tests.builders import deployment
 from tests.servers import Served, serving
 from tests.test_deployment_controller import complete, deployments, eventually, is_ready, owned, pods, set_image
@@ -165,13 +165,13 @@ async def test_disabling_the_garbage_collector_leaves_dependents(client: RESTCli
 
 
 async def test_selection_picks_controllers_like_kube_controller_manager() -> None:
-    plugins = PluginManager()
+    plugins = PluginManager(config=ServerConfig(simulated_nodes=1))
     plugins.load_entry_points()
     client = RESTClient("http://127.0.0.1:1")  # never contacted: nothing is started
     try:
         chosen: dict[str, set[str]] = {}
         for text in ("*", "*,-deployment,-simulated-nodes", "replicaset,namespace", "-replicaset,replicaset,*"):
-            manager = await build_controller_manager(client, plugins, controllers=ControllerSelection.parse(text), simulated_nodes=1)
+            manager = await build_controller_manager(client, plugins, controllers=ControllerSelection.parse(text))
             chosen[text] = set(manager.controllers)
         with pytest.raises(ValueError, match="unknown controller.*garbage-collector"):
             await build_controller_manager(client, plugins, controllers=ControllerSelection.parse("*,-garbage-collector"))

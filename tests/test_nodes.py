@@ -13,8 +13,8 @@ import pytest
 
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
-from kplane.core.controllers.nodes import SimulatedNodes
 from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from tests.kubectl_cli import Kubectl
 from tests.test_namespace_deletion import eventually
 

@@ -44,7 +44,7 @@ from kplane.core.client.rest import ApiError, RESTClient
 log = logging.getLogger(__name__)
 
 JITTER_FACTOR = 1.2  # a candidate waits retry_period * (1 + up to 1.2) between tries, as client-go
-GROUP, VERSION, PLURAL = "coordination.k8s.io", "v1", "leases"
+GROUP, VERSION, PLURAL = "coordination.k8s.io", "v1", "leases"  # the lock, as client-go's LeaseLock
 _REQUEST_ERRORS = (ApiError, aiohttp.ClientError, OSError)
 
 
@@ -70,6 +70,11 @@ class LeaderElectionConfig:
     #: its next try rather than after ``lease_duration``. Leave it False if the work guarded by
     #: the Lease may outlive the cancellation of ``on_started_leading``.
     release_on_cancel: bool = False
+
+    @property
+    def lock(self) -> tuple[str, str, str]:
+        """The group, version and resource of the lock: what a server must serve for this election."""
+        return GROUP, VERSION, PLURAL
 
     def __post_init__(self) -> None:
         for name in ("lease_duration", "renew_deadline", "retry_period"):
@@ -110,7 +115,7 @@ class LeaderElector:
         on_new_leader: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
-        self._leases = client.resource(GROUP, VERSION, PLURAL, namespace=config.lease_namespace)
+        self._leases = client.resource(*config.lock, namespace=config.lease_namespace)
         self._on_started_leading = on_started_leading
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader

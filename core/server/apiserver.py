@@ -56,7 +56,7 @@ class ServerConfig:
     write_kubeconfig: bool = True
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
-    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (kplane.core.controllers.nodes); 0: none
+    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
     # The Lease the in-process controllers hold while they run (None: run them unconditionally).
     # Several servers on one storage then run one set of controllers between them.
@@ -153,14 +153,13 @@ class APIServer:
         client = self._controller_client = RESTClient(self.url, token=self._loopback_token)
 
         async def build() -> ControllerManager:
-            self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
-                                                              simulated_nodes=cfg.simulated_nodes, serves=self._serves)
+            self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers)
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs
         election = cfg.leader_election
-        if election is not None and not self._serves("coordination.k8s.io", "leases"):
-            log.info("no coordination.k8s.io Leases served here: the controllers run without leader election")
+        if election is not None and self.scheme.resource(*election.lock) is None:
+            log.info("no %s served here: the controllers run without leader election", "/".join(election.lock))
             election = None
         work = run_controllers(manager) if election is None else stand_for_election(client, election, manager, build)
         self._controller_task = asyncio.create_task(work, name="controller-manager")
@@ -168,9 +167,6 @@ class APIServer:
     async def _debug_plugins(self, request: web.Request) -> web.Response:
         """Every plugin tried, loaded or skipped, with what it registered (as ``kplane plugins -o json``)."""
         return web.json_response(self.plugins.describe())
-
-    def _serves(self, group: str, plural: str) -> bool:
-        return self.scheme.get(group, plural) is not None
 
     @property
     def kubeconfig_path(self) -> Path:

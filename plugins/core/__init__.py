@@ -1,9 +1,11 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node, Service; its admission chain, the serviceaccounts controller, and the
-system namespaces and ``default/kubernetes`` Service made at start."""
+ServiceAccount, Node, Service; its admission chain, its controllers (namespace deletion,
+serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
+``default/kubernetes`` Service made at start."""
 
 from __future__ import annotations
 
+from kplane.api import ServerConfig
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.hookspecs import hookimpl
 from kplane.core.meta.errors import APIError
@@ -12,6 +14,8 @@ from kplane.core.registry.registry import Registry
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime.scheme import Scheme
 from kplane.plugins.core import admission, kubernetes_service, services, types
+from kplane.plugins.core.controllers.namespace import NamespaceController
+from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.strategy import strategies
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
@@ -78,8 +82,16 @@ def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None
 
 
 @hookimpl
-def kplane_register_controllers(manager: ControllerManager) -> None:
+def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
+    """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
+    as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
+    manager.add("namespace", NamespaceController(manager.client))
     manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
+    count = (config or ServerConfig()).simulated_nodes
+    if count:
+        manager.add("simulated-nodes", SimulatedNodes(manager.client, manager.informers, count=count))
+    else:
+        manager.known.add("simulated-nodes")
 
 
 @hookimpl

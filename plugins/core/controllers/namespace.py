@@ -14,10 +14,7 @@ from typing import Any
 
 import aiohttp
 
-from kplane.core.client.discovery import server_resources
-from kplane.core.client.rest import ApiError, RESTClient
-from kplane.core.client.workqueue import WorkQueue
-from kplane.core.controllers.worker import work
+from kplane.api import ApiError, RESTClient, WorkQueue, server_resources, work
 
 log = logging.getLogger(__name__)
 FINALIZER = "kubernetes"
