@@ -222,7 +222,7 @@ kubectl explain $singular.spec
 
 Next steps (a second version with a conversion, defaulting, a status subresource, admission, a
 controller) are in kplane's `docs/writing-a-plugin.md`; every hook is described in
-`core/hookspecs.py`.
+`core/hookspecs.py`, and everything a plugin may import from kplane is in `kplane.api`.
 """
 
 INIT = '''\
