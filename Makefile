@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/kplane serve $(ARGS)
 
+# The import contracts (.importlinter) first: a broken layer fails in a second, not after the suite.
 test: $(STAMP)
+	$(BIN)/python -m tests.lint_imports
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -222,7 +222,7 @@ kubectl explain $singular.spec
 
 Next steps (a second version with a conversion, defaulting, a status subresource, admission, a
 controller) are in kplane's `docs/writing-a-plugin.md`; every hook is described in
-`core/hookspecs.py`.
+`core/hookspecs.py`, and everything a plugin may import from kplane is in `kplane.api`.
 """
 
 INIT = '''\
@@ -232,7 +232,7 @@ INIT = '''\
 PLUGIN = '''\
 """The kplane plugin: each function is a hook kplane calls once at start-up, in this order."""
 
-from kplane.core.hookspecs import hookimpl
+from kplane.api import Registry, Scheme, hookimpl
 
 from $name import $version
 from $name.strategy import ${kind}Strategy
@@ -240,7 +240,7 @@ from $name.types import GROUP, $kind
 
 
 @hookimpl
-def kplane_register_types(scheme, plugin_name):
+def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="$kind", plural="$plural", internal=$kind,
                     versions={"$version": $version.${kind}Schema},
                     storage_version="$version"$namespaced, plugin=plugin_name)
@@ -248,7 +248,7 @@ def kplane_register_types(scheme, plugin_name):
 
 
 @hookimpl
-def kplane_register_strategies(registry):
+def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "$plural", ${kind}Strategy())
 '''
 
@@ -257,7 +257,7 @@ TYPES = '''\
 
 from dataclasses import dataclass, field
 
-from kplane.core.meta.types import ObjectMeta
+from kplane.api import ObjectMeta
 
 GROUP = "$group"
 
@@ -276,9 +276,7 @@ class $kind:
 SCHEMA = '''\
 """$group/$version: the wire format of $kind (camelCase on the wire, Python names here)."""
 
-from kplane.core.meta.schemas import ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ObjectMetaSchema, Schema, fields
 
 
 class ${kind}SpecSchema(Schema):
@@ -295,9 +293,7 @@ class ${kind}Schema(Schema):
 STRATEGY = '''\
 """How the server treats ${kind}s: validation and the columns of `kubectl get`."""
 
-from kplane.core.meta.errors import FieldError, invalid
-from kplane.core.registry.printing import AGE, NAME, Column, dig
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, dig, invalid
 
 from $name.types import $kind
 
@@ -332,7 +328,7 @@ TEST = '''\
 """The $kind plugin against a real kplane server: the `kplane` fixture starts one per test."""
 
 import pytest
-from kplane.core.pytest_plugin import KplaneError
+from kplane.testing import KplaneError
 
 from $name.strategy import COLUMNS
 

@@ -10,9 +10,7 @@ keeps the Local APIServices of the groups the server serves itself.
 
 from __future__ import annotations
 
-from kplane.core.hookspecs import hookimpl
-from kplane.core.registry.registry import Registry
-from kplane.core.runtime.scheme import Scheme
+from kplane.api import Registry, Scheme, hookimpl
 from kplane.plugins.apiregistration import local, strategy, types
 from kplane.plugins.apiregistration.v1 import defaults, protobuf, schemas
 
@@ -21,17 +19,9 @@ GROUP = local.GROUP
 
 @hookimpl
 def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
-    scheme.add_kind(
-        group=GROUP,
-        kind="APIService",
-        plural="apiservices",
-        internal=types.APIService,
-        versions={"v1": schemas.APIServiceSchema},
-        storage_version="v1",
-        namespaced=False,
-        categories=["api-extensions"],
-        plugin=plugin_name,
-    )
+    scheme.add_kind(group=GROUP, kind="APIService", plural="apiservices", internal=types.APIService,
+                    versions={"v1": schemas.APIServiceSchema}, storage_version="v1", namespaced=False,
+                    categories=["api-extensions"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1"])
 
 

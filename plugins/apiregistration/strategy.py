@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.core.meta import clock
-from kplane.core.meta.errors import FieldError
-from kplane.core.registry.printing import AGE, NAME, Column, dig
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, clock, dig
 from kplane.plugins.apiregistration import validation
 from kplane.plugins.apiregistration.types import APIService, APIServiceCondition, APIServiceStatus
 

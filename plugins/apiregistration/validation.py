@@ -7,8 +7,7 @@ import base64
 import binascii
 from urllib.parse import urlsplit
 
-from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported, required
-from kplane.core.meta.validation import is_dns1035_label, is_dns1123_subdomain
+from kplane.api import FieldError, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain, not_supported, required
 from kplane.plugins.apiregistration.types import APIService, APIServiceStatus
 
 CONDITION_STATUSES = ["True", "False", "Unknown"]

@@ -2,15 +2,14 @@
 
 apps/v1beta2 is registered too, as the example of a second version converting through the
 internal form, but it is off by default, as in Kubernetes (not served since 1.16): serve it with
-``kplane serve --runtime-config apps/v1beta2=true``."""
+``kplane serve --runtime-config apps/v1beta2=true``.
+
+Each function below is one of kplane's hooks (``core/hookspecs.py``), called once at start-up
+in this order."""
 
 from __future__ import annotations
 
-from kplane.core.controllers.manager import ControllerManager
-from kplane.core.hookspecs import hookimpl
-from kplane.core.registry.registry import Registry
-from kplane.core.registry.scale import ScaleAdapter
-from kplane.core.runtime.scheme import Scheme
+from kplane.api import ControllerManager, Registry, ScaleAdapter, Scheme, hookimpl
 from kplane.plugins.apps import strategy, types
 from kplane.plugins.apps.controllers.deployment import DeploymentController
 from kplane.plugins.apps.controllers.replicaset import ReplicaSetController
@@ -23,28 +22,12 @@ VERSIONS = ["v1", "v1beta2"]
 
 @hookimpl
 def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
-    scheme.add_kind(
-        group=GROUP,
-        kind="Deployment",
-        plural="deployments",
-        internal=types.Deployment,
-        versions={"v1": v1_schemas.DeploymentSchema, "v1beta2": v1beta2_schemas.DeploymentSchema},
-        storage_version="v1",
-        short_names=["deploy"],
-        categories=["all"],
-        plugin=plugin_name,
-    )
-    scheme.add_kind(
-        group=GROUP,
-        kind="ReplicaSet",
-        plural="replicasets",
-        internal=types.ReplicaSet,
-        versions={"v1": v1_schemas.ReplicaSetSchema, "v1beta2": v1beta2_schemas.ReplicaSetSchema},
-        storage_version="v1",
-        short_names=["rs"],
-        categories=["all"],
-        plugin=plugin_name,
-    )
+    scheme.add_kind(group=GROUP, kind="Deployment", plural="deployments", internal=types.Deployment,
+                    versions={"v1": v1_schemas.DeploymentSchema, "v1beta2": v1beta2_schemas.DeploymentSchema},
+                    storage_version="v1", short_names=["deploy"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ReplicaSet", plural="replicasets", internal=types.ReplicaSet,
+                    versions={"v1": v1_schemas.ReplicaSetSchema, "v1beta2": v1beta2_schemas.ReplicaSetSchema},
+                    storage_version="v1", short_names=["rs"], categories=["all"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, VERSIONS)
     scheme.set_served_by_default(GROUP, "v1beta2", False)
 

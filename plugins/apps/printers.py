@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.core.meta.selectors import format_label_selector
-from kplane.core.registry.printing import AGE, NAME, Column, dig
+from kplane.api import AGE, NAME, Column, dig, format_label_selector
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:

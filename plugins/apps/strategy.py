@@ -7,8 +7,7 @@ changes only status. Selectors are immutable in every version served here.
 
 from __future__ import annotations
 
-from kplane.core.meta.errors import FieldError
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import FieldError, RequestContext, Strategy
 from kplane.plugins.apps import printers, validation
 from kplane.plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kplane.core.meta.types import LabelSelector, ObjectMeta
+from kplane.api import LabelSelector, ObjectMeta
 from kplane.plugins.core.types import PodTemplateSpec
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported, required
-from kplane.core.meta.selectors import label_selector_from_internal, validate_label_selector
-from kplane.core.meta.types import LabelSelector
-from kplane.core.meta.validation import FIELD_IMMUTABLE
-from kplane.core.runtime.schema import camel_case
+from kplane.api import (
+    FIELD_IMMUTABLE, FieldError, LabelSelector, camel_case, forbidden, invalid, label_selector_from_internal,
+    not_supported, required, validate_label_selector,
+)
 from kplane.plugins.apps.types import DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
 from kplane.plugins.core.types import PodTemplateSpec
 from kplane.plugins.core.validation import validate_pod_spec

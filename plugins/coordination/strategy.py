@@ -6,10 +6,10 @@ must name the resourceVersion it read: leader election relies on that preconditi
 
 from __future__ import annotations
 
-from kplane.core.meta.errors import FieldError, forbidden, invalid, not_supported
-from kplane.core.meta.validation import is_qualified_name
-from kplane.core.registry.printing import AGE, NAME, Column, dig
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import (
+    AGE, NAME, Column, FieldError, RequestContext, Strategy, dig, forbidden, invalid, is_qualified_name,
+    not_supported,
+)
 from kplane.plugins.coordination.types import Lease, LeaseSpec
 
 LEASE_STRATEGIES = ["OldestEmulationVersion"]

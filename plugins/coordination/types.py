@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kplane.core.meta.types import ObjectMeta
+from kplane.api import ObjectMeta
 
 
 @dataclass(slots=True)

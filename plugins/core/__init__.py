@@ -1,57 +1,50 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
 ServiceAccount, Node, Service; its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
-``default/kubernetes`` Service made at start."""
+``default/kubernetes`` Service made at start.
+
+Each function below is one of kplane's hooks (``core/hookspecs.py``), called once at start-up
+in this order."""
 
 from __future__ import annotations
 
-from kplane.api import ServerConfig
-from kplane.core.controllers.manager import ControllerManager
-from kplane.core.hookspecs import hookimpl
-from kplane.core.meta.errors import APIError
-from kplane.core.registry.admission import AdmissionChain
-from kplane.core.registry.registry import Registry
-from kplane.core.registry.strategy import RequestContext
-from kplane.core.runtime.scheme import Scheme
-from kplane.plugins.core import admission, kubernetes_service, services, types
+from kplane.api import APIError, AdmissionChain, ControllerManager, Registry, RequestContext, Scheme, ServerConfig, hookimpl
+from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, types
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
-from kplane.plugins.core.strategy import strategies
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
 from kplane.plugins.core.v1 import services as v1_services
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
-KINDS = [
-    # kind, plural, internal type, v1 schema, namespaced, short names
-    ("Namespace", "namespaces", types.Namespace, schemas.NamespaceSchema, False, ["ns"]),
-    ("Pod", "pods", types.Pod, schemas.PodSchema, True, ["po"]),
-    ("Event", "events", types.Event, schemas.EventSchema, True, ["ev"]),
-    ("ConfigMap", "configmaps", types.ConfigMap, schemas.ConfigMapSchema, True, ["cm"]),
-    ("Secret", "secrets", types.Secret, schemas.SecretSchema, True, []),
-    ("ServiceAccount", "serviceaccounts", types.ServiceAccount, schemas.ServiceAccountSchema, True, ["sa"]),
-    ("Node", "nodes", types.Node, schemas.NodeSchema, False, ["no"]),
-    ("Service", "services", services.Service, v1_services.ServiceSchema, True, ["svc"]),
-]
-
 
 @hookimpl
 def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
-    for kind, plural, internal, schema, namespaced, short_names in KINDS:
-        scheme.add_kind(
-            group=GROUP,
-            kind=kind,
-            plural=plural,
-            internal=internal,
-            versions={"v1": schema},
-            storage_version="v1",
-            namespaced=namespaced,
-            short_names=short_names,
-            categories=["all"] if kind in ("Pod", "Service") else [],
-            plugin=plugin_name,
-        )
+    scheme.add_kind(group=GROUP, kind="Namespace", plural="namespaces", internal=types.Namespace,
+                    versions={"v1": schemas.NamespaceSchema}, storage_version="v1", namespaced=False,
+                    short_names=["ns"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Pod", plural="pods", internal=types.Pod,
+                    versions={"v1": schemas.PodSchema}, storage_version="v1",
+                    short_names=["po"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Event", plural="events", internal=types.Event,
+                    versions={"v1": schemas.EventSchema}, storage_version="v1",
+                    short_names=["ev"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ConfigMap", plural="configmaps", internal=types.ConfigMap,
+                    versions={"v1": schemas.ConfigMapSchema}, storage_version="v1",
+                    short_names=["cm"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Secret", plural="secrets", internal=types.Secret,
+                    versions={"v1": schemas.SecretSchema}, storage_version="v1", plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ServiceAccount", plural="serviceaccounts", internal=types.ServiceAccount,
+                    versions={"v1": schemas.ServiceAccountSchema}, storage_version="v1",
+                    short_names=["sa"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Node", plural="nodes", internal=types.Node,
+                    versions={"v1": schemas.NodeSchema}, storage_version="v1", namespaced=False,
+                    short_names=["no"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Service", plural="services", internal=services.Service,
+                    versions={"v1": v1_services.ServiceSchema}, storage_version="v1",
+                    short_names=["svc"], categories=["all"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1"])
 
 
@@ -70,28 +63,30 @@ def kplane_register_conversions(scheme: Scheme) -> None:
 
 @hookimpl
 def kplane_register_strategies(registry: Registry) -> None:
-    for (plural, subresource), strategy in strategies().items():
-        registry.add_strategy(GROUP, plural, strategy, subresource=subresource)
+    registry.add_strategy(GROUP, "namespaces", strategy.NamespaceStrategy())
+    registry.add_strategy(GROUP, "namespaces", strategy.NamespaceStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "namespaces", strategy.NamespaceFinalizeStrategy(), subresource="finalize")
+    registry.add_strategy(GROUP, "pods", strategy.PodStrategy())
+    registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
+    registry.add_strategy(GROUP, "events", strategy.EventStrategy())
+    registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
+    registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
+    registry.add_strategy(GROUP, "serviceaccounts", strategy.ServiceAccountStrategy())
+    registry.add_strategy(GROUP, "nodes", strategy.NodeStrategy())
+    registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
     registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
 
 
 @hookimpl
 def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
-    admission.register(chain, registry)
-
-
-@hookimpl
-def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
-    """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
-    as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
-    manager.add("namespace", NamespaceController(manager.client))
-    manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
-    count = (config or ServerConfig()).simulated_nodes
-    if count:
-        manager.add("simulated-nodes", SimulatedNodes(manager.client, manager.informers, count=count))
-    else:
-        manager.known.add("simulated-nodes")
+    """kube-apiserver's order: NamespaceLifecycle, then the pod plugins."""
+    chain.add_mutating("NamespaceLifecycle", admission.NamespaceLifecycle(registry))
+    chain.add_mutating("ServiceAccount", pod_admission.ServiceAccountAdmission(registry))
+    chain.add_mutating("Priority", pod_admission.priority)
+    chain.add_mutating("DefaultTolerationSeconds", pod_admission.default_toleration_seconds)
+    chain.add_validating("NamespaceLifecycle", admission.immortal_namespaces)
 
 
 @hookimpl
@@ -108,3 +103,16 @@ async def kplane_post_start(registry: Registry, server_url: str) -> None:
                 if err.code != 409:
                     raise
     await kubernetes_service.ensure(registry, server_url)
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
+    """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
+    as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
+    manager.add("namespace", NamespaceController(manager.client))
+    manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
+    count = (config or ServerConfig()).simulated_nodes
+    if count:
+        manager.add("simulated-nodes", SimulatedNodes(manager.client, manager.informers, count=count))
+    else:
+        manager.known.add("simulated-nodes")

@@ -13,10 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from kplane.core.meta.errors import APIError
-from kplane.core.registry.registry import Registry
-from kplane.core.registry.strategy import RequestContext
-from kplane.core.runtime.scheme import ResourceType
+from kplane.api import APIError, Registry, RequestContext, ResourceType
 from kplane.plugins.core.services import SERVICE_CIDR
 
 NAMESPACE = "default"

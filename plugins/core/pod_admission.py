@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.core.registry.admission import AdmissionRequest, Operation, deny
-from kplane.core.registry.registry import Registry
+from kplane.api import AdmissionRequest, Operation, Registry, deny
 from kplane.plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
 from kplane.plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
 

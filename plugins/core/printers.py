@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kplane.core.registry.printing import AGE, NAME, Column, age, dig
+from kplane.api import AGE, NAME, Column, age, dig
 
 
 def pod_status(pod: dict[str, Any]) -> str:

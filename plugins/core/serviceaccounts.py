@@ -14,10 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kplane.core.client.informer import Handlers, SharedInformerFactory, wait_synced
-from kplane.core.client.rest import ApiError, RESTClient
-from kplane.core.client.workqueue import WorkQueue
-from kplane.core.controllers.worker import work
+from kplane.api import ApiError, Handlers, RESTClient, SharedInformerFactory, WorkQueue, wait_synced, work
 
 Obj = dict[str, Any]
 MANAGED = ("default",)  # the accounts every namespace gets

@@ -13,12 +13,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from kplane.core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from kplane.core.meta.selectors import META_FIELDS
-from kplane.core.meta.types import Condition, ObjectMeta
-from kplane.core.meta.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
-from kplane.core.registry.printing import AGE, NAME, Column, dig
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import (
+    AGE, META_FIELDS, NAME, Column, Condition, FieldError, ObjectMeta, RequestContext, Strategy, dig, duplicate,
+    forbidden, invalid, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, not_supported, required,
+)
 
 TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]

@@ -5,14 +5,11 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from kplane.core.meta import clock, errors
-from kplane.core.meta.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
-from kplane.core.meta.selectors import META_FIELDS, bool_field
-from kplane.core.meta.validation import FIELD_IMMUTABLE, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
-from kplane.core.runtime.gvk import GroupVersionKind
-from kplane.core.runtime.objects import build
-from kplane.core.runtime.schema import load, shape_of
+from kplane.api import (
+    FIELD_IMMUTABLE, META_FIELDS, RESOURCE_VERBS, SUBRESOURCE_VERBS, FieldError, GroupVersionKind, RequestContext,
+    Strategy, bool_field, build, clock, duplicate, errors, forbidden, invalid, is_dns1123_label,
+    is_dns1123_subdomain, is_qualified_name, is_valid_label_value, load, not_supported, required, shape_of,
+)
 from kplane.plugins.core import printers, validation
 from kplane.plugins.core.types import (
     Binding,
@@ -358,20 +355,3 @@ def _validate_node_spec(spec: NodeSpec) -> list[FieldError]:
         seen.add((taint.key, taint.effect))
     return errs
 
-
-def strategies() -> dict[tuple[str, str], Any]:
-    """(resource, subresource) -> strategy, as the plugin registers them."""
-    return {
-        ("namespaces", ""): NamespaceStrategy(),
-        ("namespaces", "status"): NamespaceStatusStrategy(),
-        ("namespaces", "finalize"): NamespaceFinalizeStrategy(),
-        ("pods", ""): PodStrategy(),
-        ("pods", "status"): PodStatusStrategy(),
-        ("pods", "binding"): PodBindingStrategy(),
-        ("events", ""): EventStrategy(),
-        ("configmaps", ""): ConfigMapStrategy(),
-        ("secrets", ""): SecretStrategy(),
-        ("serviceaccounts", ""): ServiceAccountStrategy(),
-        ("nodes", ""): NodeStrategy(),
-        ("nodes", "status"): NodeStatusStrategy(),
-    }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kplane.core.meta.types import ObjectMeta
+from kplane.api import ObjectMeta
 
 Raw = dict[str, Any]
 

@@ -9,8 +9,10 @@ import base64
 import dataclasses
 import re
 
-from kplane.core.meta.errors import FieldError, FieldErrorType, duplicate, forbidden, invalid, not_supported, required, too_long
-from kplane.core.meta.validation import is_dns1123_label, is_dns1123_subdomain, validate_labels
+from kplane.api import (
+    FieldError, FieldErrorType, duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain,
+    not_supported, required, too_long, validate_labels,
+)
 from kplane.plugins.core.types import ConfigMap, Container, Event, Pod, PodSpec, Secret
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]

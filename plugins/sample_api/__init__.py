@@ -13,11 +13,7 @@ package, ``apiserver.go`` and ``start.go`` do.
 
 from __future__ import annotations
 
-from kplane.core.client.informer import SharedInformerFactory
-from kplane.core.hookspecs import hookimpl
-from kplane.core.registry.admission import AdmissionChain
-from kplane.core.registry.registry import Registry
-from kplane.core.runtime.scheme import Scheme
+from kplane.api import AdmissionChain, Registry, Scheme, SharedInformerFactory, hookimpl
 from kplane.plugins.sample_api import admission, strategy, types
 from kplane.plugins.sample_api.v1alpha1 import conversion as v1alpha1_conversion
 from kplane.plugins.sample_api.v1alpha1 import defaults as v1alpha1_defaults
@@ -31,25 +27,12 @@ STORAGE_VERSION = "v1alpha1"
 @hookimpl
 def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     """The kinds, their versions and the version priority (``pkg/apis/wardle/install``)."""
-    scheme.add_kind(
-        group=GROUP,
-        kind="Flunder",
-        plural="flunders",
-        internal=types.Flunder,
-        versions={"v1alpha1": v1alpha1.FlunderSchema, "v1beta1": v1beta1.FlunderSchema},
-        storage_version=STORAGE_VERSION,
-        plugin=plugin_name,
-    )
-    scheme.add_kind(
-        group=GROUP,
-        kind="Fischer",
-        plural="fischers",
-        internal=types.Fischer,
-        versions={"v1alpha1": v1alpha1.FischerSchema},
-        storage_version=STORAGE_VERSION,
-        namespaced=False,
-        plugin=plugin_name,
-    )
+    scheme.add_kind(group=GROUP, kind="Flunder", plural="flunders", internal=types.Flunder,
+                    versions={"v1alpha1": v1alpha1.FlunderSchema, "v1beta1": v1beta1.FlunderSchema},
+                    storage_version=STORAGE_VERSION, plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Fischer", plural="fischers", internal=types.Fischer,
+                    versions={"v1alpha1": v1alpha1.FischerSchema}, storage_version=STORAGE_VERSION,
+                    namespaced=False, plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1beta1", "v1alpha1"])
 
 
@@ -57,11 +40,8 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
 def kplane_register_conversions(scheme: Scheme) -> None:
     """v1alpha1's defaulting and hand-written Flunder conversion; the rest converts by shape."""
     scheme.add_defaulter(GROUP, "v1alpha1", "Flunder", v1alpha1_defaults.set_defaults_flunder)
-    scheme.add_conversion(
-        GROUP, "v1alpha1", "Flunder",
-        to_internal=v1alpha1_conversion.flunder_to_internal,
-        from_internal=v1alpha1_conversion.flunder_from_internal,
-    )
+    scheme.add_conversion(GROUP, "v1alpha1", "Flunder", to_internal=v1alpha1_conversion.flunder_to_internal,
+                          from_internal=v1alpha1_conversion.flunder_from_internal)
 
 
 @hookimpl

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kplane.core.client.informer import Informer
-from kplane.core.registry.admission import AdmissionRequest, Operation, deny
+from kplane.api import AdmissionRequest, Informer, Operation, deny
 
 GROUP = "wardle.example.com"
 READY_TIMEOUT = 10.0  # seconds; k8s.io/apiserver's admission.Handler waits as long

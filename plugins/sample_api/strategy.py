@@ -17,8 +17,7 @@ references, or with a reference but no type, would lose them silently on the way
 
 from __future__ import annotations
 
-from kplane.core.meta.errors import FieldError
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import FieldError, RequestContext, Strategy
 from kplane.plugins.sample_api.types import Flunder
 from kplane.plugins.sample_api.validation import validate_flunder
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kplane.core.meta.types import ObjectMeta
+from kplane.api import ObjectMeta
 
 # ReferenceType: what the name in a Flunder's spec refers to.
 FLUNDER_REFERENCE_TYPE = "Flunder"

@@ -8,7 +8,7 @@ no validation beyond their metadata.
 
 from __future__ import annotations
 
-from kplane.core.meta.errors import FieldError, invalid
+from kplane.api import FieldError, invalid
 from kplane.plugins.sample_api.types import FISCHER_REFERENCE_TYPE, FLUNDER_REFERENCE_TYPE, Flunder, FlunderSpec
 
 

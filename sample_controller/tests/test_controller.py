@@ -13,9 +13,7 @@ import contextlib
 import time
 
 import pytest
-from kplane.core.client.informer import Informer, SharedInformerFactory
-from kplane.core.client.rest import RESTClient
-from kplane.core.client.workqueue import BucketRateLimiter
+from kplane.api import BucketRateLimiter, Informer, RESTClient, SharedInformerFactory
 
 from samplecontroller import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from samplecontroller.controller import Controller, new_deployment, rate_limiter

@@ -1,7 +1,7 @@
 """The Widget plugin against a real kplane server: the `kplane` fixture starts one per test."""
 
 import pytest
-from kplane.core.pytest_plugin import KplaneError
+from kplane.testing import KplaneError
 
 
 def widget(name, **spec):

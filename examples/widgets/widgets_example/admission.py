@@ -1,6 +1,6 @@
 """An admission rule: this cluster's policy, checked on every write after validation."""
 
-from kplane.core.registry.admission import AdmissionRequest, Operation, deny
+from kplane.api import AdmissionRequest, Operation, deny
 
 from widgets_example.types import GROUP
 

@@ -7,12 +7,7 @@ have; if that differs from what is stored, it writes it through the ``status`` s
 
 from typing import Any
 
-from kplane.core.client.cache import object_key
-from kplane.core.client.informer import Handlers, SharedInformerFactory
-from kplane.core.client.rest import RESTClient
-from kplane.core.client.workqueue import WorkQueue
-from kplane.core.controllers.worker import work
-from kplane.core.meta import clock
+from kplane.api import Handlers, RESTClient, SharedInformerFactory, WorkQueue, clock, object_key, work
 
 from widgets_example.types import GROUP
 

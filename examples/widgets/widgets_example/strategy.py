@@ -1,8 +1,6 @@
 """How the server treats Widgets: validation, table columns, and the status subresource."""
 
-from kplane.core.meta.errors import FieldError, invalid, not_supported, required
-from kplane.core.registry.printing import AGE, NAME, Column, dig
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, dig, invalid, not_supported, required
 
 from widgets_example.types import COLORS, Widget
 

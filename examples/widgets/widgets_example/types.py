@@ -6,7 +6,7 @@ from them.
 
 from dataclasses import dataclass, field
 
-from kplane.core.meta.types import Condition, ObjectMeta
+from kplane.api import Condition, ObjectMeta
 
 GROUP = "widgets.example.com"
 COLORS = ["grey", "red", "green", "blue"]

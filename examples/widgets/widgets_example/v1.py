@@ -2,9 +2,7 @@
 
 from typing import Any
 
-from kplane.core.meta.schemas import ConditionSchema, ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ConditionSchema, ObjectMetaSchema, Schema, fields
 
 
 class SizeSchema(Schema):

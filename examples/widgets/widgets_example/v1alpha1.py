@@ -7,9 +7,7 @@ the whole object as a dict with Python names.
 
 from typing import Any
 
-from kplane.core.meta.schemas import ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ObjectMetaSchema, Schema, fields
 
 from widgets_example.v1 import WidgetStatusSchema
 

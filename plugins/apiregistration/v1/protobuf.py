@@ -7,8 +7,7 @@ see :mod:`kplane.core.runtime.protobuf` for the format.
 
 from __future__ import annotations
 
-from kplane.core.meta.protobuf import OBJECT_META, TIME
-from kplane.core.runtime.protobuf import Field, Message
+from kplane.api import OBJECT_META, TIME, Field, Message
 
 SERVICE_REFERENCE = Message(
     "ServiceReference",

@@ -7,8 +7,7 @@ the format. The pod template comes from core/v1's tables.
 
 from __future__ import annotations
 
-from kplane.core.meta.protobuf import INT_OR_STRING, LABEL_SELECTOR, OBJECT_META, TIME
-from kplane.core.runtime.protobuf import Field, Message
+from kplane.api import INT_OR_STRING, LABEL_SELECTOR, OBJECT_META, TIME, Field, Message
 from kplane.plugins.core.v1.protobuf import POD_TEMPLATE_SPEC
 
 ROLLING_UPDATE_DEPLOYMENT = Message(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from kplane.core.meta.schemas import LabelSelectorSchema, ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import LabelSelectorSchema, ObjectMetaSchema, Schema, fields
 from kplane.plugins.core.v1.schemas import PodTemplateSpecSchema
 
 

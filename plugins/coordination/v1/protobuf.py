@@ -6,8 +6,7 @@ Field numbers are those of ``k8s.io/api`` v0.32 ``coordination/v1/generated.prot
 
 from __future__ import annotations
 
-from kplane.core.meta.protobuf import MICRO_TIME, OBJECT_META
-from kplane.core.runtime.protobuf import Field, Message
+from kplane.api import MICRO_TIME, OBJECT_META, Field, Message
 
 LEASE_SPEC = Message(
     "LeaseSpec",

@@ -12,8 +12,7 @@ same, so a protobuf body carries everything its JSON form would.
 
 from __future__ import annotations
 
-from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
-from kplane.core.runtime.protobuf import Field, Message
+from kplane.api import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME, Field, Message
 
 NAMESPACE_SPEC = Message(
     "NamespaceSpec",

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.core.meta.schemas import ConditionSchema, ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ConditionSchema, ObjectMetaSchema, Schema, fields
 
 CLIENT_IP_AFFINITY_SECONDS = 10800  # DefaultClientIPServiceAffinitySeconds
 _MERGE_PORTS = {"patch_strategy": "merge", "patch_merge_key": "port", "list_type": "map", "list_map_keys": ["port", "protocol"]}

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from kplane.core.meta.schemas import ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ObjectMetaSchema, Schema, fields
 
 
 class FlunderSpecSchema(Schema):

@@ -5,7 +5,7 @@ the handlers only put the key (``namespace/name``) of the Foo concerned on a wor
 take keys off the queue and run :meth:`Controller.sync_handler`, which compares the Foo with its
 Deployment, creates or updates the Deployment, and writes what it found into the Foo's status.
 A key whose sync fails goes back on the queue with a growing delay. ``docs/controller-client-go.md``
-of the original describes the same pieces; here they come from :mod:`kplane.core.client`.
+of the original describes the same pieces; here they come from the client side of :mod:`kplane.api`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from typing import Any
 
 import aiohttp
 
-from kplane.core.client.cache import Lister, object_key
-from kplane.core.client.events import NORMAL, WARNING, EventRecorder
-from kplane.core.client.informer import Handlers, Informer
-from kplane.core.client.rest import ApiError, RESTClient
-from kplane.core.client.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue
-from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
+from kplane.api import (
+    NORMAL, WARNING, ApiError, BucketRateLimiter, EventRecorder, Handlers, Informer,
+    ItemExponentialFailureRateLimiter, Lister, MaxOfRateLimiter, RESTClient, ShutDown, WorkQueue, controller_ref,
+    controller_reference, object_key, uid,
+)
 from samplecontroller import API_VERSION, GROUP, KIND, PLURAL, VERSION
 
 log = logging.getLogger(__name__)

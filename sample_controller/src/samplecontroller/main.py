@@ -18,9 +18,7 @@ import os
 import signal
 import sys
 
-from kplane.core.client.informer import SharedInformerFactory
-from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
-from kplane.core.client.rest import RESTClient
+from kplane.api import ClientConfig, KubeconfigError, RESTClient, SharedInformerFactory, load_kubeconfig
 from samplecontroller import GROUP, PLURAL, VERSION
 from samplecontroller.controller import CacheSyncError, Controller
 

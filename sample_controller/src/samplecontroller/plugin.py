@@ -4,9 +4,7 @@ for the original. Found through the ``kplane.plugins`` entry point of this distr
 
 from __future__ import annotations
 
-from kplane.core.hookspecs import hookimpl
-from kplane.core.registry.registry import Registry
-from kplane.core.runtime.scheme import Scheme
+from kplane.api import Registry, Scheme, hookimpl
 from samplecontroller import GROUP, KIND, PLURAL, VERSION
 from samplecontroller.strategy import FooStatusStrategy, FooStrategy
 from samplecontroller.types import Foo

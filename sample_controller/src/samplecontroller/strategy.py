@@ -15,9 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from kplane.core.meta.errors import FieldError, invalid
-from kplane.core.meta.types import ObjectMeta
-from kplane.core.registry.strategy import RequestContext, Strategy
+from kplane.api import FieldError, ObjectMeta, RequestContext, Strategy, invalid
 from samplecontroller.types import Foo
 
 MIN_REPLICAS, MAX_REPLICAS = 1, 10

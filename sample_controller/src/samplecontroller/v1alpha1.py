@@ -9,9 +9,7 @@ A CRD's objects are JSON kept as the client sent them, not Go structs: nothing u
 
 from __future__ import annotations
 
-from kplane.core.meta.schemas import ObjectMetaSchema
-from kplane.core.runtime import fields
-from kplane.core.runtime.schema import Schema
+from kplane.api import ObjectMetaSchema, Schema, fields
 
 
 class FooSpecSchema(Schema):
