@@ -12,12 +12,9 @@ import pytest
 
 from kplane.core.client.rest import JSON_PATCH, ApiError, RESTClient, ResourceClient
 from kplane.core.server.apiserver import APIServer
-from kplane.plugins.apps.controllers.deployment import (
-    SAFE_ALPHABET,
-    _fenceposts,
-    _new_rs_replicas,
-    pod_template_hash,
-)
+from kplane.core.meta.rand import SAFE_ALPHABET
+from kplane.plugins.apps.controllers.deployment.revisions import pod_template_hash
+from kplane.plugins.apps.controllers.deployment.scaling import fenceposts, new_rs_replicas
 from tests.builders import deployment
 
 pytestmark = pytest.mark.controllers
@@ -133,17 +130,17 @@ def test_template_hash_is_short_safe_and_ignores_defaulted_empties() -> None:
 ])
 def test_fenceposts_round_like_kubernetes(replicas: int, surge: int | str, unavailable: int | str, expected: tuple[int, int]) -> None:
     d = deployment(replicas=replicas, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}})
-    assert _fenceposts(d) == expected
+    assert fenceposts(d) == expected
 
 
 def test_new_replica_set_grows_within_surge() -> None:
     d = deployment(replicas=4, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}})
     old, new = {"spec": {"replicas": 4}}, {"spec": {"replicas": 0}}
-    assert _new_rs_replicas(d, [old, new], new) == 2
+    assert new_rs_replicas(d, [old, new], new) == 2
     old["spec"]["replicas"], new["spec"]["replicas"] = 1, 3
-    assert _new_rs_replicas(d, [old, new], new) == 4  # never past spec.replicas
+    assert new_rs_replicas(d, [old, new], new) == 4  # never past spec.replicas
     recreate = deployment(replicas=4, strategy={"type": "Recreate"})
-    assert _new_rs_replicas(recreate, [old, new], new) == 4
+    assert new_rs_replicas(recreate, [old, new], new) == 4
 
 
 # -- against the server ---------------------------------------------------------------------
