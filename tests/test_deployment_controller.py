@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from kplane.core.meta.rand import SAFE_ALPHABET
 from kplane.plugins.apps.controllers.deployment.revisions import pod_template_hash
 from kplane.plugins.apps.controllers.deployment.scaling import fenceposts, new_rs_replicas
 from tests.builders import deployment
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
 
@@ -42,15 +43,6 @@ def replica_sets(client: RESTClient) -> ResourceClient:
 
 def pods(client: RESTClient) -> ResourceClient:
     return client.resource("", "v1", "pods", "default")
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 15.0) -> Any:
-    """Poll ``check`` until it returns something truthy, and return that."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := await check()):
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-    return result
 
 
 async def complete(client: RESTClient, name: str, timeout: float = 15.0) -> Obj:
