@@ -9,8 +9,9 @@ themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/ho
 The names come in the order a plugin needs them: the hook marker; types and schemas (internal
 dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
 (strategies, subresources, printing, admission); errors and validation; selectors; and the
-client side (REST client, informers, listers, work queue, events, controller helpers), which is
-also all a controller may use.
+client side (REST client, informers, listers, work queue, events, and the controller toolkit:
+claiming owned objects, conditions, replica arithmetic, involved objects), which is also all a
+controller may use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kplane.core.server.apiserver import ServerConfig  # every hook's ``config``
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
+from kplane.core.meta.rand import SAFE_ALPHABET, random_string, safe_encode_string
 from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
 from kplane.core.meta.schemas import ConditionSchema, LabelSelectorSchema, ObjectMetaSchema
 from kplane.core.meta.types import Condition, LabelSelector, ObjectMeta
@@ -66,8 +68,14 @@ from kplane.core.client.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue,
 )
 from kplane.core.controllers import ownership
+from kplane.core.controllers.claiming import ControllerRefManager
+from kplane.core.controllers.conditions import (
+    get_condition, new_condition, remove_condition, replace_condition, set_condition,
+)
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
+from kplane.core.controllers.references import involved_object
+from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
 from kplane.core.controllers.worker import work
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 

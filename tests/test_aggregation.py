@@ -34,6 +34,7 @@ from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, free_port, serving, start, wait_ready
+from tests.waiting import eventually
 
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/team/leases"
@@ -55,18 +56,6 @@ def lease(name: str, holder: str = "me") -> dict[str, Any]:
 
 def available(obj: dict[str, Any]) -> dict[str, Any] | None:
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), None)
-
-
-async def eventually(probe: Any, timeout: float = 15.0, every: float = 0.1) -> Any:
-    """Poll the async ``probe`` until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout}s: last value {value!r}")
-        await asyncio.sleep(every)
 
 
 async def wait_available(api: Client, name: str, status: str = "True", timeout: float = 15.0, reason: str = "") -> dict[str, Any]:

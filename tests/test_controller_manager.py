@@ -20,7 +20,8 @@ from kplane.core.plugins import PluginManager
 from kplane.core.server.apiserver import ServerConfig, write_kubeconfig
 from tests.builders import deployment
 from tests.servers import Served, serving
-from tests.test_deployment_controller import complete, deployments, eventually, is_ready, owned, pods, set_image
+from tests.test_deployment_controller import complete, deployments, is_ready, owned, pods, set_image
+from tests.waiting import eventually
 
 FAST = ("--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5", "--leader-elect-retry-period", "0.3")
 ACQUIRED = "acquired lease"

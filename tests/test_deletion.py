@@ -12,7 +12,7 @@ import pytest
 
 from kplane.core.meta import clock
 from tests.kubectl_cli import Kubectl
-from tests.test_namespace_deletion import eventually
+from tests.waiting import eventually
 
 CMS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"

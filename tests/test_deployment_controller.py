@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -13,13 +13,11 @@ import pytest
 from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
 from kplane.core.patching.mediatypes import JSON_PATCH
 from kplane.core.server.apiserver import APIServer
-from kplane.plugins.apps.controllers.deployment import (
-    SAFE_ALPHABET,
-    _fenceposts,
-    _new_rs_replicas,
-    pod_template_hash,
-)
+from kplane.core.meta.rand import SAFE_ALPHABET
+from kplane.plugins.apps.controllers.deployment.revisions import pod_template_hash
+from kplane.plugins.apps.controllers.deployment.scaling import fenceposts, new_rs_replicas
 from tests.builders import deployment
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
 
@@ -46,15 +44,6 @@ def replica_sets(client: RESTClient) -> ResourceClient:
 
 def pods(client: RESTClient) -> ResourceClient:
     return client.resource("", "v1", "pods", "default")
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 15.0) -> Any:
-    """Poll ``check`` until it returns something truthy, and return that."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := await check()):
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-    return result
 
 
 async def complete(client: RESTClient, name: str, timeout: float = 15.0) -> Obj:
@@ -134,17 +123,17 @@ def test_template_hash_is_short_safe_and_ignores_defaulted_empties() -> None:
 ])
 def test_fenceposts_round_like_kubernetes(replicas: int, surge: int | str, unavailable: int | str, expected: tuple[int, int]) -> None:
     d = deployment(replicas=replicas, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}})
-    assert _fenceposts(d) == expected
+    assert fenceposts(d) == expected
 
 
 def test_new_replica_set_grows_within_surge() -> None:
     d = deployment(replicas=4, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}})
     old, new = {"spec": {"replicas": 4}}, {"spec": {"replicas": 0}}
-    assert _new_rs_replicas(d, [old, new], new) == 2
+    assert new_rs_replicas(d, [old, new], new) == 2
     old["spec"]["replicas"], new["spec"]["replicas"] = 1, 3
-    assert _new_rs_replicas(d, [old, new], new) == 4  # never past spec.replicas
+    assert new_rs_replicas(d, [old, new], new) == 4  # never past spec.replicas
     recreate = deployment(replicas=4, strategy={"type": "Recreate"})
-    assert _new_rs_replicas(recreate, [old, new], new) == 4
+    assert new_rs_replicas(recreate, [old, new], new) == 4
 
 
 # -- against the server ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from tests.builders import configmap, deployment
 from tests.etcd_process import EtcdProcess
 from tests.servers import Served, serving
+from tests.waiting import eventually
 
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -31,16 +32,6 @@ def storage_url(etcd: EtcdProcess) -> str:
 async def session() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
         yield session
-
-
-async def until(condition, timeout: float = 20.0, step: float = 0.1):  # type: ignore[no-untyped-def]
-    """Poll an async condition until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := await condition():
-            return result
-        await asyncio.sleep(step)
-    pytest.fail(f"condition not met within {timeout}s")
 
 
 async def watch_lines(session: aiohttp.ClientSession, url: str, since: str) -> aiohttp.ClientResponse:
@@ -111,7 +102,7 @@ async def test_only_one_servers_controllers_lead_and_the_other_takes_over(
             async with session.get(a.url + LEASE) as reply:
                 return (await reply.json())["spec"].get("holderIdentity", "") if reply.status == 200 else ""
 
-        leader = await until(holder)
+        leader = await eventually(holder, 20)
         assert leader in ("server-a", "server-b")
         body = deployment("web", replicas=3)
         async with session.post(a.url + DEPLOYMENTS, json=body) as reply:
@@ -120,7 +111,7 @@ async def test_only_one_servers_controllers_lead_and_the_other_takes_over(
         async def three_pods() -> bool:
             return await pod_count(session, b) >= 3
 
-        await until(three_pods)
+        await eventually(three_pods, 20)
         await asyncio.sleep(2)  # two leaders' ReplicaSet controllers would each create the 3 pods
         assert await pod_count(session, b) == 3
         assert await holder() == leader
@@ -133,7 +124,7 @@ async def test_only_one_servers_controllers_lead_and_the_other_takes_over(
                 held = (await reply.json())["spec"].get("holderIdentity", "")
             return held if held and held != leader else ""
 
-        assert await until(new_holder) != leader
+        assert await eventually(new_holder, 20) != leader
         async with session.patch(f"{survivor.url}{DEPLOYMENTS}/web", json={"spec": {"replicas": 5}},
                                  headers={"Content-Type": "application/merge-patch+json"}) as reply:
             assert reply.status == 200
@@ -141,7 +132,7 @@ async def test_only_one_servers_controllers_lead_and_the_other_takes_over(
         async def five_pods() -> bool:  # the new leader's controllers act
             return await pod_count(session, survivor) == 5
 
-        await until(five_pods)
+        await eventually(five_pods, 20)
 
 
 async def pod_count(session: aiohttp.ClientSession, server: Served) -> int:
@@ -174,7 +165,7 @@ async def test_the_server_lives_through_an_etcd_restart(private_etcd: EtcdProces
             async with session.get(f"{a.url}{CMS}/before") as reply:
                 return reply.status == 200
 
-        await until(served)
+        await eventually(served, 20)
         async with session.post(a.url + CMS, json=configmap("after", {"k": "v"})) as reply:
             assert reply.status == 201
             after = await reply.json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.builders import DEPLOYMENTS, configmap, deployment
-from tests.test_namespace_deletion import eventually
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
 

@@ -12,7 +12,7 @@ from kplane.core.client.informer import Handlers, Informer, SharedInformerFactor
 from kplane.core.client.rest import RESTClient
 from kplane.core.meta.selectors import parse_label_selector
 from tests.builders import configmap
-from tests.test_namespace_deletion import eventually
+from tests.waiting import eventually
 
 CMS = "/api/v1/namespaces/default/configmaps"
 

@@ -8,7 +8,6 @@ asyncio one on a thread of its own, so the server is a separate process with its
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.servers import Served, serving
+from tests.waiting import wait_until
 
 kr8s = pytest.importorskip("kr8s")
 import kr8s.asyncio  # noqa: E402
@@ -48,13 +48,12 @@ def namespace(kubeconfig: str) -> Iterator[str]:
     ns.delete()
 
 
-def eventually(check: Callable[[], bool], obj: Any, timeout: float = 60) -> None:
-    """Refresh ``obj`` until ``check()`` holds (kr8s's jsonpath wait fails on absent fields)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, obj.raw.get("status")
-        time.sleep(0.1)
+def refreshed(obj: Any, check: Callable[[], bool]) -> Callable[[], bool]:
+    """``check`` on ``obj`` read again (kr8s's jsonpath wait fails on absent fields)."""
+    def probe() -> bool:
         obj.refresh()
+        return check()
+    return probe
 
 
 def pod_spec(name: str, namespace: str, **labels: str) -> dict[str, Any]:
@@ -118,10 +117,10 @@ def test_a_deployment_scales_and_its_pods_follow(kubeconfig: str, namespace: str
     deploy.create()
     deploy.scale(3)
     assert deploy.replicas == 3
-    eventually(lambda: deploy.raw.get("status", {}).get("readyReplicas") == 3, deploy)
+    wait_until(refreshed(deploy, lambda: deploy.raw.get("status", {}).get("readyReplicas") == 3), timeout=60)
     assert len(deploy.pods()) == 3
     deploy.scale(1)
-    eventually(lambda: deploy.raw["status"].get("replicas") == 1, deploy)
+    wait_until(refreshed(deploy, lambda: deploy.raw["status"].get("replicas") == 1), timeout=60)
     deploy.delete()
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from tests.kubectl_cli import DEPLOYMENT, Kubectl
+from tests.waiting import wait_until
 
 REVISION = "deployment.kubernetes.io/revision"
 
@@ -42,14 +43,6 @@ def replica_sets(kubectl: Kubectl, name: str) -> list[dict[str, Any]]:
 def ready_pods(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [p for p in pods if not p["metadata"].get("deletionTimestamp")
             and any(c["type"] == "Ready" and c["status"] == "True" for c in (p.get("status") or {}).get("conditions") or [])]
-
-
-def wait_until(check: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := check()):
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.1)
-    return result
 
 
 @contextmanager

@@ -7,7 +7,7 @@ would: two pieces of leader work running at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,18 +15,13 @@ import pytest
 from kplane.core.client.leaderelection import LeaderElectionConfig, LeaderElector
 from kplane.core.client.rest import RESTClient
 from kplane.core.server.apiserver import APIServer
+from tests.waiting import eventually
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.2}
 
 
 def now() -> float:
     return asyncio.get_running_loop().time()
-
-
-async def until(condition: Callable[[], bool], timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 class Work:
@@ -118,7 +113,7 @@ async def election(server: APIServer) -> AsyncIterator[Election]:
 
 async def test_one_of_three_leads_and_keeps_leading(election: Election) -> None:
     candidates = [election.start(name) for name in ("a", "b", "c")]
-    await until(lambda: bool(election.work.terms), 3)
+    await eventually(lambda: bool(election.work.terms), 3)
     await asyncio.sleep(1.5)  # longer than the lease: only renewals keep the others out
     assert len(election.work.terms) == 1 and election.work.overlaps == []
     leader = election.work.terms[0][0]
@@ -134,16 +129,16 @@ async def test_one_of_three_leads_and_keeps_leading(election: Election) -> None:
 async def test_release_on_cancel_hands_over_at_once(election: Election) -> None:
     slow = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.2}  # expiry would take 3 s
     a = election.start("a", release=True, timings=slow)
-    await until(lambda: a.elector.is_leader, 3)
+    await eventually(lambda: a.elector.is_leader, 3)
     others = [election.start(name, timings=slow) for name in ("b", "c")]
-    await until(lambda: all(o.elector.leader == "a" for o in others), 2)
+    await eventually(lambda: all(o.elector.leader == "a" for o in others), 2)
 
     cancelled = now()
     a.task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await a.task
     assert a.stopped == 1 and not a.elector.is_leader and a.elector.leader == ""
-    await until(lambda: len(election.work.terms) == 2, 1.0)
+    await eventually(lambda: len(election.work.terms) == 2, 1.0)
     (_, _, a_end), (successor, b_start, _) = election.work.terms
     assert a_end <= cancelled + 0.1 and b_start - cancelled < 1.0 and election.work.overlaps == []
     spec = await election.lease()
@@ -153,16 +148,16 @@ async def test_release_on_cancel_hands_over_at_once(election: Election) -> None:
 
 async def test_without_release_the_lease_must_expire_first(election: Election) -> None:
     a = election.start("a")
-    await until(lambda: a.elector.is_leader, 3)
+    await eventually(lambda: a.elector.is_leader, 3)
     b = election.start("b")
-    await until(lambda: b.elector.leader == "a", 2)
+    await eventually(lambda: b.elector.leader == "a", 2)
 
     cancelled = now()
     a.task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await a.task
     assert a.stopped == 1 and (await election.lease())["holderIdentity"] == "a"
-    await until(lambda: len(election.work.terms) == 2, 2.5)
+    await eventually(lambda: len(election.work.terms) == 2, 2.5)
     # a renewed at most one retry period before it was cancelled; b waits a full second after seeing that
     assert election.work.terms[1][0] == "b" and election.work.terms[1][1] - cancelled > 0.7
     spec = await election.lease()
@@ -171,9 +166,9 @@ async def test_without_release_the_lease_must_expire_first(election: Election) -
 
 async def test_a_cut_off_leader_steps_down_before_anyone_takes_over(election: Election) -> None:
     a = election.start("a", client=PartitionableClient)
-    await until(lambda: a.elector.is_leader, 3)
+    await eventually(lambda: a.elector.is_leader, 3)
     b = election.start("b")
-    await until(lambda: b.elector.leader == "a", 2)
+    await eventually(lambda: b.elector.leader == "a", 2)
 
     assert isinstance(a.client, PartitionableClient)
     a.client.partition()
@@ -182,7 +177,7 @@ async def test_a_cut_off_leader_steps_down_before_anyone_takes_over(election: El
     assert now() - cut < 0.75  # renew_deadline after the start of its last successful renewal
     assert a.stopped == 1 and not a.elector.is_leader and election.work.terms[0][2] is not None
 
-    await until(lambda: len(election.work.terms) == 2, 2.5)
+    await eventually(lambda: len(election.work.terms) == 2, 2.5)
     (_, _, a_end), (successor, b_start, _) = election.work.terms
     assert successor == "b" and a_end < b_start and b_start - cut > 0.7 and election.work.overlaps == []
     assert (await election.lease())["leaseTransitions"] == 1

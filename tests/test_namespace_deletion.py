@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
 
+import pytest
+
 from tests.builders import configmap, deployment
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
-
-
-async def eventually(check, timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
 
 
 async def create_namespace(api, name: str) -> None:

@@ -16,7 +16,7 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.server.apiserver import APIServer, ServerConfig
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from tests.kubectl_cli import Kubectl
-from tests.test_namespace_deletion import eventually
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
 

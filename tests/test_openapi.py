@@ -35,6 +35,7 @@ from kplane.plugins.core.v1.schemas import ContainerSchema, PodSchema, PodTempla
 from tests.conftest import Client
 from tests.servers import serving
 from tests.kubectl_cli import DEPLOYMENT
+from tests.waiting import wait_until
 
 HASH = re.compile(r"^[0-9A-F]{128}$")
 PATCH_TYPES = {
@@ -507,14 +508,12 @@ def _flat(text: str) -> str:
 
 def _wait_rolled_out(kubectl: Kubectl, name: str, limit: float = 30.0) -> None:
     """Poll (the recording proxy does not stream watches) until the deployment is available."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
+    def rolled_out() -> bool:
         live = json.loads(kubectl.run("get", "deploy", name, "-o", "json").stdout)
         status = live.get("status", {})
-        if status.get("observedGeneration") == live["metadata"]["generation"] and status.get("availableReplicas") == live["spec"]["replicas"]:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"deployment {name} did not roll out")
+        return bool(status.get("observedGeneration") == live["metadata"]["generation"]
+                    and status.get("availableReplicas") == live["spec"]["replicas"])
+    wait_until(rolled_out, limit, every=0.2, what=f"deployment {name} to roll out")
 
 
 def test_kubectl_writes_with_default_validation(kubectl: Kubectl) -> None:

@@ -21,7 +21,7 @@ from kplane.core.server.apiserver import APIServer, ServerConfig
 from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
-from tests.test_namespace_deletion import eventually
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.controllers
 

@@ -16,6 +16,7 @@ from kplane.core.registry.admission import AdmissionRequest, Operation
 from kplane.core.registry.strategy import RequestContext
 from kplane.plugins.sample_api.admission import BanFlunder
 from kplane.plugins.sample_api.types import Flunder
+from tests.waiting import eventually
 
 GROUP = "wardle.example.com"
 ALPHA = f"/apis/{GROUP}/v1alpha1/namespaces/default/flunders"
@@ -48,10 +49,9 @@ async def banned(api: Any, name: str) -> bool:
 
 async def until_banned(api: Any, name: str, expected: bool = True, limit: float = 5.0) -> None:
     """Wait for BanFlunder's informer to see the Fischers just written."""
-    deadline = time.monotonic() + limit
-    while await banned(api, name) != expected:
-        assert time.monotonic() < deadline, f"BanFlunder never {'refused' if expected else 'admitted'} {name!r}"
-        await asyncio.sleep(0.02)
+    async def settled() -> bool:
+        return await banned(api, name) == expected
+    await eventually(settled, limit, what=f"BanFlunder {'refusing' if expected else 'admitting'} {name!r}")
 
 
 # -- discovery --------------------------------------------------------------------------------

@@ -22,12 +22,13 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from tests.isolated import Venv
 from tests.kubectl_cli import Kubectl
+from tests.waiting import wait_until
 from tests.servers import Served, serving
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sample_controller"
@@ -38,7 +39,6 @@ FOOS = f"/apis/{API_VERSION}/namespaces/default/foos"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 EVENTS = "/api/v1/namespaces/default/events"
 PACKAGE_TESTS = 3  # in sample_controller/tests
-T = TypeVar("T")
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -134,18 +134,6 @@ def get(served: Served, path: str) -> dict | None:
     return body if code == 200 else None
 
 
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
-    """The first truthy result of ``probe``, polled until ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)
-
-
 def foo(name: str, deployment_name: str, replicas: int | None = None) -> dict:
     spec: dict[str, Any] = {"deploymentName": deployment_name}
     if replicas is not None:
@@ -195,7 +183,7 @@ def test_the_package_passes_its_own_tests(installed: Installed) -> None:
 def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_reports(
         served: Served, controller: SampleController, kubectl: Kubectl) -> None:
     assert "created" in kubectl.run("apply", "-f", str(EXAMPLE_FOO)).stdout
-    example = eventually(converged(served, "example-foo", "example-foo", 1), "example-foo to converge")
+    example = wait_until(converged(served, "example-foo", "example-foo", 1), what="example-foo to converge")
     deployment = get(served, f"{DEPLOYMENTS}/example-foo")
     assert deployment is not None
     assert deployment["metadata"]["ownerReferences"] == [{
@@ -209,7 +197,7 @@ def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_report
     assert any(m["manager"] == "sample-controller" and "subresource" not in m for m in deployment["metadata"]["managedFields"])
     # The status was written through /status, by the controller's field manager.
     assert any(m["manager"] == "sample-controller" and m.get("subresource") == "status" for m in example["metadata"]["managedFields"])
-    synced = eventually(lambda: events_about(served, "example-foo", "Synced"), "a Synced event")
+    synced = wait_until(lambda: events_about(served, "example-foo", "Synced"), what="a Synced event")
     assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
     assert synced[0]["source"] == {"component": "sample-controller"}
     assert synced[0]["involvedObject"]["apiVersion"] == API_VERSION and synced[0]["involvedObject"]["uid"] == example["metadata"]["uid"]
@@ -217,18 +205,18 @@ def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_report
 
 def test_the_deployment_and_the_status_follow_spec_replicas(served: Served, controller: SampleController) -> None:
     create_foo(served, "scaled", "scaled-web", 2)
-    eventually(converged(served, "scaled", "scaled-web", 2), "scaled to run 2")
+    wait_until(converged(served, "scaled", "scaled-web", 2), what="scaled to run 2")
     set_replicas(served, "scaled", 4)
-    eventually(converged(served, "scaled", "scaled-web", 4), "scaled to scale up to 4")
+    wait_until(converged(served, "scaled", "scaled-web", 4), what="scaled to scale up to 4")
     set_replicas(served, "scaled", 1)
-    eventually(converged(served, "scaled", "scaled-web", 1), "scaled to scale down to 1")
+    wait_until(converged(served, "scaled", "scaled-web", 1), what="scaled to scale down to 1")
 
 
 def test_a_deployment_of_that_name_not_controlled_by_the_foo_is_a_warning(
         served: Served, controller: SampleController, kubectl: Kubectl) -> None:
     kubectl.run("create", "deployment", "taken", "--image=nginx:1.25")
     create_foo(served, "thief", "taken", 3)
-    warnings = eventually(lambda: events_about(served, "thief", "ErrResourceExists"), "an ErrResourceExists event")
+    warnings = wait_until(lambda: events_about(served, "thief", "ErrResourceExists"), what="an ErrResourceExists event")
     assert warnings[0]["type"] == "Warning"
     assert warnings[0]["message"] == 'Resource "taken" already exists and is not managed by Foo'
     time.sleep(0.5)  # retries keep failing, and never touch the Deployment
@@ -242,26 +230,26 @@ def test_a_deployment_of_that_name_not_controlled_by_the_foo_is_a_warning(
 
 def test_the_controller_converges_after_kill_9(served: Served, controller: SampleController) -> None:
     create_foo(served, "survivor", "survivor-web", 2)
-    eventually(converged(served, "survivor", "survivor-web", 2), "survivor to run 2")
+    wait_until(converged(served, "survivor", "survivor-web", 2), what="survivor to run 2")
     create_foo(served, "midway", "midway-web", 3)
     time.sleep(0.05)  # most likely while the controller is syncing it
     controller.kill()
     set_replicas(served, "survivor", 5)  # changes it does not see while down
     create_foo(served, "latecomer", "latecomer-web", 2)
     controller.start()
-    eventually(converged(served, "survivor", "survivor-web", 5), "survivor to scale to 5 after the restart")
-    eventually(converged(served, "midway", "midway-web", 3), "midway to converge after the restart")
-    eventually(converged(served, "latecomer", "latecomer-web", 2), "latecomer to converge after the restart")
+    wait_until(converged(served, "survivor", "survivor-web", 5), what="survivor to scale to 5 after the restart")
+    wait_until(converged(served, "midway", "midway-web", 3), what="midway to converge after the restart")
+    wait_until(converged(served, "latecomer", "latecomer-web", 2), what="latecomer to converge after the restart")
 
 
 def test_deleting_a_foo_deletes_its_deployment_through_the_garbage_collector(
         served: Served, controller: SampleController, kubectl: Kubectl) -> None:
     create_foo(served, "doomed", "doomed-web", 2)
-    eventually(converged(served, "doomed", "doomed-web", 2), "doomed to run 2")
+    wait_until(converged(served, "doomed", "doomed-web", 2), what="doomed to run 2")
     kubectl.run("delete", "foo", "doomed")
-    eventually(lambda: get(served, f"{DEPLOYMENTS}/doomed-web") is None, "the garbage collector to delete doomed-web")
+    wait_until(lambda: get(served, f"{DEPLOYMENTS}/doomed-web") is None, what="the garbage collector to delete doomed-web")
     selector = "app=nginx,controller=doomed"
-    eventually(lambda: not kubectl.json("get", "pods", "-l", selector)["items"], "doomed's pods to go")
+    wait_until(lambda: not kubectl.json("get", "pods", "-l", selector)["items"], what="doomed's pods to go")
 
 
 def test_kubectl_get_foos(served: Served, kubectl: Kubectl) -> None:
@@ -313,7 +301,7 @@ def test_status_is_a_subresource(served: Served) -> None:
 def test_a_signal_stops_it_cleanly(served: Served, installed: Installed, tmp_path: Path, sig: signal.Signals) -> None:
     ctl = SampleController(installed, served.kubeconfig, tmp_path / "log")
     ctl.start()
-    eventually(lambda: "Started workers" in ctl.log(), "the workers to start", timeout=15)
+    wait_until(lambda: "Started workers" in ctl.log(), what="the workers to start", timeout=15)
     assert ctl.stop(sig) == 0, ctl.log()
     assert "Shutting down workers" in ctl.log() and "Traceback" not in ctl.log()
 

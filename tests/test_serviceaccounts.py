@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
+from tests.waiting import eventually
+
 pytestmark = pytest.mark.controllers
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (result := await check()):
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-    return result
 
 
 def default_account(api, namespace: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:

@@ -16,3 +16,8 @@ def at(moment: datetime) -> str:
 
 def parse(timestamp: str) -> datetime:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
+def epoch(timestamp: str | None) -> float:
+    """Seconds since the epoch of a Kubernetes timestamp; 0 without one (a time never set)."""
+    return parse(timestamp).timestamp() if timestamp else 0.0

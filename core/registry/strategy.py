@@ -10,11 +10,11 @@ Strategies work on internal objects (dataclasses with a ``metadata`` ObjectMeta)
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from kplane.core.meta import rand
 from kplane.core.meta.errors import FieldError
 from kplane.core.meta.selectors import FieldPath
 from kplane.core.meta.validation import is_dns1123_subdomain
@@ -26,10 +26,6 @@ from kplane.core.runtime.protobuf import Message
 RESOURCE_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
 #: What a subresource that reads and writes its parent supports (a ``StatusREST``).
 SUBRESOURCE_VERBS = frozenset({"get", "patch", "update"})
-
-# k8s' name generator alphabet: no vowels (no accidental words), no confusable characters.
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
 
 @dataclass(slots=True)
 class RequestContext:
@@ -121,7 +117,7 @@ class Strategy:
 
     def generate_name(self, base: str) -> str:
         """A name for ``metadata.generateName``: the prefix plus five random characters."""
-        return base + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
+        return base + rand.random_string(5)
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from kplane.core.storage.interface import (
     WatchEvent,
 )
 from kplane.core.storage.sqlite import SQLiteStorage
+from tests.waiting import eventually
 
 
 async def next_events(watch: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
@@ -29,14 +30,6 @@ async def next_events(watch: AsyncIterator[WatchEvent], count: int) -> list[Watc
 
 async def collect(watch: AsyncIterator[WatchEvent]) -> list[WatchEvent]:
     return [event async for event in watch]
-
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll ``condition()`` until it holds, failing after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition never held"
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -139,7 +132,7 @@ async def test_lists_at_older_revisions_match_the_backend(inner: SQLiteStorage, 
             live[key] = await cache.update(key, b"v", expected_revision=live[key].mod_revision)
         await cache.create(f"/other/{rng.random()}", b"x")
     current = await cache.current_revision()
-    await until(lambda: cache.revision == current)
+    await eventually(lambda: cache.revision == current)
     for revision in range(1, current + 1):
         assert await cache.list("/r/", revision=revision) == await inner.list("/r/", revision=revision)
         after = f"/r/{rng.randrange(40):02d}"
@@ -175,7 +168,7 @@ async def test_watch_older_than_the_window_is_gone(inner: SQLiteStorage) -> None
     try:
         for i in range(10):
             await cache.create(f"/w/{i}", b"x")
-        await until(lambda: cache.revision == 10)
+        await eventually(lambda: cache.revision == 10)
         assert cache.window_floor == 5  # the window holds revisions 6..10
         with pytest.raises(CompactedError) as caught:
             await next_events(cache.watch("/w/", from_revision=4), 1)
@@ -193,7 +186,7 @@ async def test_window_drops_events_by_age(inner: SQLiteStorage) -> None:
         await asyncio.gather(*(cache.create(f"/w/{i:03d}", b"x") for i in range(150)))
         await asyncio.sleep(0.1)  # eviction happens as events arrive: on the next one
         await cache.create("/w/last", b"x")
-        await until(lambda: cache.revision == 151)
+        await eventually(lambda: cache.revision == 151)
         assert cache.window_floor == 51  # aged out down to the minimum of 100 events kept
         with pytest.raises(CompactedError):
             await next_events(cache.watch("/w/", from_revision=1), 1)
@@ -215,7 +208,7 @@ async def test_slow_watcher_is_closed_while_a_fast_one_gets_everything(inner: SQ
 
         consumer = asyncio.create_task(consume())
         written = [await cache.create(f"/w/{i:02d}", b"x") for i in range(50)]
-        await until(lambda: len(received) == 50)
+        await eventually(lambda: len(received) == 50)
         assert [e.kv for e in received] == written
         assert cache.watcher_count == 1  # the slow one was dropped when its queue overflowed
         with pytest.raises(WatcherOverflowError):
@@ -242,7 +235,7 @@ async def test_inner_watch_failure_ends_watchers_and_relists(tmp_path: Path) -> 
         while await inner.current_revision() < 21:
             time.sleep(0.001)
         await asyncio.gather(*writes)
-        await until(lambda: not cache.ready)
+        await eventually(lambda: not cache.ready)
 
         # Ended, not failed, after what it had queued: the client watches again from there.
         drained = await asyncio.wait_for(collect(watch), 5)
@@ -250,7 +243,7 @@ async def test_inner_watch_failure_ends_watchers_and_relists(tmp_path: Path) -> 
         assert cache.watcher_count == 0
         during = cache.watch("/w/", from_revision=0)  # while re-listing: starts once ready
 
-        await until(lambda: cache.ready)
+        await eventually(lambda: cache.ready)
         assert cache.revision == cache.window_floor == await inner.current_revision() == 21
         assert await cache.list("/w/") == await inner.list("/w/")
         assert inner.watch_count == 1

@@ -26,6 +26,7 @@ from kplane.core.storage.interface import (
     WatchEvent,
 )
 from tests.etcd_process import ETCD, EtcdProcess, free_port
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.skipif(
     ETCD is None, reason="etcd is not on PATH (.ci/run installs the etcd-server package)"
@@ -125,10 +126,7 @@ async def collect(watch: AsyncIterator[WatchEvent], into: list[WatchEvent]) -> N
 
 async def wait_for_events(received: list[WatchEvent], count: int, timeout: float = 10.0) -> None:
     """Wait (bounded) until ``received`` holds ``count`` events."""
-    deadline = time.monotonic() + timeout
-    while len(received) < count:
-        assert time.monotonic() < deadline, f"got {len(received)} of {count} events"
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(received) >= count, timeout, what=f"{count} events")
 
 
 # --- prefixes and several clients ------------------------------------------------------------

@@ -7,7 +7,7 @@ sees in the ReplicaSet's status. A sync of one ReplicaSet:
    ownerReference's uid) and the orphans its selector matches, leaving out pods being deleted and
    pods that finished (Succeeded or Failed);
 2. claims them: adopts matching orphans (it becomes their controller) and releases the pods it
-   controls that no longer match, each by a JSON patch guarded by the pod's resourceVersion;
+   controls that no longer match, each by a merge patch guarded by the pod's resourceVersion;
 3. creates the missing pods from the template in slow-start batches (1, 2, 4, ...; a failure stops
    the rest), or deletes the surplus, not-ready, unscheduled and newest first;
 4. writes ``status`` when it changed: replicas, fullyLabeledReplicas, readyReplicas,
@@ -32,16 +32,11 @@ from typing import Any
 
 import aiohttp
 
-from kplane.api import JSON_PATCH
-from kplane.core.client.cache import object_key
-from kplane.core.client.events import NORMAL, WARNING, EventRecorder
-from kplane.core.client.informer import Handlers, SharedInformerFactory, wait_synced
-from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
-from kplane.core.client.workqueue import WorkQueue
-from kplane.core.controllers import ownership as own
-from kplane.core.controllers.worker import work
-from kplane.core.meta import clock
-from kplane.core.meta.selectors import LabelSelectorExpr
+from kplane.api import (
+    NORMAL, WARNING, ApiError, ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, ResourceClient,
+    RESTClient, SharedInformerFactory, WorkQueue, clock, get_condition, involved_object, new_condition, object_key,
+    ownership as own, remove_condition, replace_condition, spec_replicas, wait_synced, work,
+)
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -52,6 +47,7 @@ CONTROLLER_UID_INDEX = "controllerUID"
 BURST_REPLICAS = 500  # the most pods one sync creates or deletes
 EXPECTATIONS_TIMEOUT = 300.0
 TERMINAL = ("Succeeded", "Failed")
+REPLICA_FAILURE = "ReplicaFailure"
 PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}  # earlier phases are deleted first
 
 
@@ -183,7 +179,6 @@ class ReplicaSetController:
             self._enqueue(rs)
 
 
-
     async def _work(self) -> None:
         await work(self.queue, self._sync, name="replicaset")
 
@@ -207,7 +202,7 @@ class ReplicaSetController:
                 failure = err
         status = await self._update_status(rs, _calculate_status(rs, pods, failure))
         min_ready = own.spec(rs).get("minReadySeconds") or 0
-        wanted = _replicas(rs)
+        wanted = spec_replicas(rs)
         if failure is None and min_ready and status.get("readyReplicas", 0) == wanted and status.get("availableReplicas", 0) != wanted:
             self.queue.add_after(key, min_ready)  # a last look once they should all be available
         if failure is not None:
@@ -223,64 +218,14 @@ class ReplicaSetController:
     async def _claim(self, rs: Obj, selector: LabelSelectorExpr, pods: list[Obj]) -> list[Obj]:
         """The pods this ReplicaSet controls once orphans are adopted and strays released
         (``ControllerRefManager.ClaimPods``)."""
-        claimed: list[Obj] = []
-        deleting = bool(rs["metadata"].get("deletionTimestamp"))
-        may_adopt: bool | None = None  # checked against the server at the first adoption
-        for pod in pods:
-            ref, matches = own.controller_ref(pod), selector.matches(pod["metadata"].get("labels"))
-            if ref is not None:
-                if ref.get("uid") != own.uid(rs):
-                    continue  # another controller's
-                if matches:
-                    claimed.append(pod)
-                elif not deleting:
-                    await self._release(rs, pod)
-                continue
-            if deleting or not matches or pod["metadata"].get("deletionTimestamp"):
-                continue
-            if may_adopt is None:
-                may_adopt = await self._still_adoptable(rs)
-            if may_adopt:
-                adopted = await self._adopt(rs, pod)
-                if adopted is not None:
-                    claimed.append(adopted)
-        return claimed
-
-    async def _still_adoptable(self, rs: Obj) -> bool:
-        """A quorum read before adopting: the cache may not show yet that the ReplicaSet is being deleted."""
-        try:
-            fresh = await self._replica_sets(rs).get(rs["metadata"]["name"])
-        except ApiError as err:
-            if err.code == 404:
-                return False
-            raise
-        return own.uid(fresh) == own.uid(rs) and not fresh["metadata"].get("deletionTimestamp")
-
-    async def _adopt(self, rs: Obj, pod: Obj) -> Obj | None:
-        return await self._patch_owner_refs(pod, [*own.owner_refs(pod), own.controller_reference(rs, API_VERSION, KIND)])
-
-    async def _release(self, rs: Obj, pod: Obj) -> None:
-        await self._patch_owner_refs(pod, [ref for ref in own.owner_refs(pod) if ref.get("uid") != own.uid(rs)])
-
-    async def _patch_owner_refs(self, pod: Obj, refs: list[Obj]) -> Obj | None:
-        """Set the pod's ownerReferences if it is still the version we saw; None when it is gone."""
-        meta = pod["metadata"]
-        guard = {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
-        if refs:
-            change = {"op": "replace" if "ownerReferences" in meta else "add", "path": "/metadata/ownerReferences", "value": refs}
-        else:
-            change = {"op": "remove", "path": "/metadata/ownerReferences"}
-        try:
-            return await self._pods(pod).patch(meta["name"], [guard, change], content_type=JSON_PATCH)
-        except ApiError as err:
-            if err.code == 404:
-                return None
-            raise  # changed meanwhile (409/422): the sync is retried on the informer's newer copy
+        manager = ControllerRefManager(rs, selector, api_version=API_VERSION, kind=KIND,
+                                       controllers=self._replica_sets(rs), dependents=self._pods(rs))
+        return await manager.claim(pods)
 
     async def _manage(self, rs: Obj, pods: list[Obj]) -> None:
         """Create or delete pods until there are ``spec.replicas`` (at most ``burst_replicas`` per sync)."""
         key = object_key(rs)
-        diff = len(pods) - _replicas(rs)
+        diff = len(pods) - spec_replicas(rs)
         if diff < 0:
             count = min(-diff, self.burst_replicas)
             self.expectations.expect(key, creates=count)
@@ -304,9 +249,9 @@ class ReplicaSetController:
             if err.namespace_terminating:
                 self.expectations.creation_observed(object_key(rs))  # nothing more will be created there
                 return
-            self.recorder.event(_reference(rs), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
+            self.recorder.event(involved_object(rs, API_VERSION, KIND), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
             raise
-        self.recorder.event(_reference(rs), NORMAL, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
+        self.recorder.event(involved_object(rs, API_VERSION, KIND), NORMAL, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
 
     async def _delete_pod(self, rs: Obj, pod: Obj) -> None:
         name = pod["metadata"]["name"]
@@ -316,9 +261,9 @@ class ReplicaSetController:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))  # the informer will not see it go
             if isinstance(err, ApiError) and err.code == 404:
                 return
-            self.recorder.event(_reference(rs), WARNING, "FailedDelete", f"Error deleting: {_message(err)}")
+            self.recorder.event(involved_object(rs, API_VERSION, KIND), WARNING, "FailedDelete", f"Error deleting: {_message(err)}")
             raise
-        self.recorder.event(_reference(rs), NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+        self.recorder.event(involved_object(rs, API_VERSION, KIND), NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
 
     async def _update_status(self, rs: Obj, status: Obj) -> Obj:
         """Write ``status`` if it differs from the stored one; after a 409, once more on a fresh read."""
@@ -376,10 +321,10 @@ def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
     def rank(pod: Obj) -> tuple[Any, ...]:
         node = own.spec(pod).get("nodeName", "")
         ready = _is_ready(pod)
-        ready_since = _epoch(_ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
+        ready_since = clock.epoch(_ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
         restarts = max((c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []), default=0)
         return (bool(node), PHASE_ORDER.get((pod.get("status") or {}).get("phase", ""), 0), ready, -on_node[node],
-                -ready_since, -restarts, -_epoch(pod["metadata"].get("creationTimestamp")))
+                -ready_since, -restarts, -clock.epoch(pod["metadata"].get("creationTimestamp")))
 
     return sorted(pods, key=rank)[:count]
 
@@ -390,24 +335,21 @@ def _calculate_status(rs: Obj, pods: list[Obj], failure: ApiError | aiohttp.Clie
     min_ready = own.spec(rs).get("minReadySeconds") or 0
     now = time.time()
     ready = [p for p in pods if _is_ready(p)]
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "ReplicaFailure"]
-    existing = next((c for c in status.get("conditions") or [] if c.get("type") == "ReplicaFailure"), None)
-    if failure is not None:
-        reason = "FailedCreate" if len(pods) < _replicas(rs) else "FailedDelete"
-        if existing is not None and existing.get("reason") == reason:
-            conditions.append(existing)
-        else:
-            conditions.append({"type": "ReplicaFailure", "status": "True", "lastTransitionTime": clock.now(), "reason": reason,
-                               "message": _message(failure)})
+    if failure is None:
+        remove_condition(status, REPLICA_FAILURE)
+    else:
+        reason = "FailedCreate" if len(pods) < spec_replicas(rs) else "FailedDelete"
+        current = get_condition(status, REPLICA_FAILURE)
+        if current is None or current.get("reason") != reason:  # a new reason is a new transition (k8s' SetCondition)
+            replace_condition(status, new_condition(REPLICA_FAILURE, "True", reason, _message(failure)))
     status.update(
         replicas=len(pods),
         fullyLabeledReplicas=sum(1 for p in pods if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in template_labels.items())),
         readyReplicas=len(ready),
-        availableReplicas=sum(1 for p in ready if _epoch(_ready_condition(p).get("lastTransitionTime")) + min_ready <= now),
-        conditions=conditions,
+        availableReplicas=sum(1 for p in ready if clock.epoch(_ready_condition(p).get("lastTransitionTime")) + min_ready <= now),
     )
-    if not conditions:
-        del status["conditions"]
+    if not status.get("conditions"):
+        status.pop("conditions", None)
     return status
 
 
@@ -428,45 +370,16 @@ def _pod_from_template(rs: Obj) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
 
 
-
-
-def _reference(rs: Obj) -> Obj:
-    """The ReplicaSet as an event's involved object (cache copies may lack apiVersion and kind)."""
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": rs["metadata"]}
-
-
-
-
-
-
-
-
-def _replicas(rs: Obj) -> int:
-    replicas = own.spec(rs).get("replicas")
-    return 1 if replicas is None else int(replicas)
-
-
-
-
-
-
-
-
 def _is_active(pod: Obj) -> bool:
     return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in TERMINAL
 
 
 def _ready_condition(pod: Obj) -> Obj:
-    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+    return get_condition(pod.get("status") or {}, "Ready") or {}
 
 
 def _is_ready(pod: Obj) -> bool:
     return _ready_condition(pod).get("status") == "True"
-
-
-def _epoch(timestamp: str | None) -> float:
-    """Seconds since the epoch of an RFC 3339 timestamp; 0 without one."""
-    return clock.parse(timestamp).timestamp() if timestamp else 0.0
 
 
 def _message(err: ApiError | aiohttp.ClientError) -> str:
