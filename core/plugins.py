@@ -37,6 +37,8 @@ from kplane.core.runtime.scheme import ConflictError, ResourceType, Scheme
 
 if TYPE_CHECKING:
     from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
 
 log = logging.getLogger(__name__)
 
@@ -272,8 +274,28 @@ class PluginManager:
         if problems:
             raise PluginError("kinds that cannot convert automatically:\n  " + "\n  ".join(problems))
 
+    async def register_http(self, filters: FilterChain, sources: APISources, registry: Registry,
+                            informers: SharedInformerFactory) -> None:
+        """The serving server's request filters and discovery sources, before it listens."""
+        self.targets.filters, self.targets.sources = filters, sources
+        await self._call("kplane_register_filters", filters=filters, registry=registry, informers=informers)
+        await self._call("kplane_register_api_sources", sources=sources, registry=registry, informers=informers)
+
     async def post_start(self, registry: Registry, server_url: str) -> None:
         await self._call("kplane_post_start", registry=registry, server_url=server_url)
+
+    async def shutdown(self, registry: Registry) -> None:
+        """``kplane_shutdown`` on each loaded plugin, last loaded first. A plugin that fails is
+        logged: the server stops all the same."""
+        impls = self._implementations("kplane_shutdown")
+        for impl in reversed(impls):
+            if self.infos[impl.plugin_name].status != LOADED:
+                continue
+            try:
+                await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
+            except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
+                log.error("%s failed in kplane_shutdown: %s%s", self.infos[impl.plugin_name].label, _error(err),
+                          _where(err, self.infos[impl.plugin_name].package), exc_info=log.isEnabledFor(logging.DEBUG))
 
     async def register_controllers(self, manager: ControllerManager) -> None:
         """Let each plugin add its controllers to ``manager`` (a new one each time: footprints

@@ -8,8 +8,8 @@ themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/ho
 
 The names come in the order a plugin needs them: the hook marker; types and schemas (internal
 dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
-(strategies, subresources, printing, admission); errors and validation; selectors; and the
-client side (REST client, informers, listers, work queue, events, controller helpers), which is
+(strategies, subresources, printing, admission); the HTTP side (request filters and their
+stages, discovery and OpenAPI sources); errors and validation; selectors; and the client side (REST client, informers, listers, work queue, events, controller helpers), which is
 also all a controller may use.
 """
 
@@ -37,6 +37,14 @@ from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
+
+# -- the HTTP side: request filters, discovery and OpenAPI sources -------------------------------
+from kplane.core.server.apisources import APISource, APISources, ListedVersion, RemoteVersion
+from kplane.core.server.filterchain import (
+    AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, PROXY, STAGES, FilterChain,
+)
+from kplane.core.server.discovery import AGGREGATED as AGGREGATED_DISCOVERY
+from kplane.core.server.filters import Handler
 
 # -- errors and validation ------------------------------------------------------------------------
 from kplane.core.meta import errors
@@ -79,6 +87,9 @@ __all__ = [
     "AdmissionChain", "AdmissionRequest", "Operation", "deny", "DeleteOptions", "ListOptions",
     "AGE", "NAME", "Column", "age", "dig", "Registry", "ScaleAdapter",
     "RESOURCE_VERBS", "SUBRESOURCE_VERBS", "RequestContext", "Strategy",
+    # the HTTP side
+    "AGGREGATED_DISCOVERY", "APISource", "APISources", "ListedVersion", "RemoteVersion", "AUDIT", "AUTHENTICATION", "AUTHORIZATION",
+    "IMPERSONATION", "PROXY", "STAGES", "FilterChain", "Handler",
     # errors and validation
     "errors", "APIError", "FieldError", "FieldErrorType", "duplicate", "forbidden", "invalid", "not_supported",
     "required", "too_long", "FIELD_IMMUTABLE", "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain",
