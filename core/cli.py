@@ -24,8 +24,6 @@ from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
-from kplane.core.server.aggregator import BACKENDS_FLAG
-from kplane.core.server.aggregator import Settings as AggregatorSettings
 from kplane.core.server.apiserver import APIServer, ServerConfig, StartupError
 from kplane.core.server.app import VERSION
 from kplane.core.server.connections import ConnectionLimits
@@ -33,6 +31,10 @@ from kplane.core.server.filters import RequestLimits, parse_duration
 from kplane.core.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
+
+# The plugin the --enable-apiservice-backends and --apiservice-probe-interval flags are for: they
+# reach it as plain values in ServerConfig.plugin_settings, which it reads.
+APIREGISTRATION = "apiregistration"
 
 
 def _selection(text: str) -> ControllerSelection:
@@ -173,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     serve.add_argument("--apiservice-probe-interval", type=float, default=30.0, metavar="SECONDS",
                        help="how often the backend of an available APIService is checked again (default 30)")
-    serve.add_argument(BACKENDS_FLAG, dest="apiservice_backends", action="store_true",
+    serve.add_argument("--enable-apiservice-backends", dest="apiservice_backends", action="store_true",
                        help="proxy the group/versions of APIServices with spec.url or spec.service to those servers, "
                             "also for groups served here (default off: such APIServices are refused). kplane does not "
                             "authenticate yet: with this, anyone who reaches the port can make the server send "
@@ -232,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             controllers=args.controllers,
             watch_cache=args.watch_cache,
             leader_election=election,
-            aggregation=AggregatorSettings(backends=args.apiservice_backends, probe_interval=args.apiservice_probe_interval),
+            plugin_settings={APIREGISTRATION: {"backends": args.apiservice_backends,
+                                               "probe_interval": args.apiservice_probe_interval}},
             runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
             limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
             connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,

@@ -1,12 +1,12 @@
 """What each plugin added to the server, found by comparing before and after each of its hooks.
 
-The plugin manager takes a :class:`Snapshot` of the scheme, registry, admission chain, loopback
-informers and controller-manager around every hook call and keeps the difference in the
+The plugin manager takes a :class:`Snapshot` of the scheme, registry, admission chain, request
+filters, discovery sources, loopback informers and controller-manager around every hook call and keeps the difference in the
 plugin's :class:`Footprint`. That serves two purposes:
 
 * a plugin that breaks midway (``kplane serve --skip-broken-plugins``) is taken out whole:
   :meth:`Footprint.undo` removes its kinds, conversions, defaulters, strategies, admission
-  plugins, informers and controllers, even those added by an earlier hook that succeeded;
+  plugins, filters, sources, informers and controllers, even those added by an earlier hook that succeeded;
 * ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
   it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from kplane.core.registry.admission import AdmissionChain
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import ResourceType, Scheme
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
 
 MISSING: Any = object()
 TypeKey = tuple[str, str]  # (group, plural)
@@ -40,6 +42,8 @@ class Targets:
     scheme: Scheme | None = None
     registry: Registry | None = None
     admission: AdmissionChain | None = None
+    filters: FilterChain | None = None
+    sources: APISources | None = None
     informers: SharedInformerFactory | None = None
     controllers: ControllerManager | None = None
 
@@ -61,6 +65,8 @@ class Snapshot:
     scales: dict[TypeKey, Any] = field(default_factory=dict)
     mutating: list[Any] = field(default_factory=list)
     validating: list[Any] = field(default_factory=list)
+    filters: list[Any] = field(default_factory=list)
+    sources: list[Any] = field(default_factory=list)
     informers: set[tuple[str, str, str]] = field(default_factory=set)
     controllers: set[str] = field(default_factory=set)
 
@@ -78,6 +84,10 @@ def snapshot(t: Targets) -> Snapshot:
     if t.admission is not None:
         s.mutating = list(t.admission.mutating)
         s.validating = list(t.admission.validating)
+    if t.filters is not None:
+        s.filters = list(t.filters.filters)
+    if t.sources is not None:
+        s.sources = list(t.sources.sources)
     if t.informers is not None:
         s.informers = t.informers.resources()
     if t.controllers is not None:
@@ -110,6 +120,8 @@ class Footprint:
     scales: list[tuple[TypeKey, Any, Any]] = field(default_factory=list)
     mutating: list[Any] = field(default_factory=list)  # the chain's (name, function) entries
     validating: list[Any] = field(default_factory=list)
+    filters: list[Any] = field(default_factory=list)  # the chain's Filter entries
+    sources: list[Any] = field(default_factory=list)  # the (name, source) entries of APISources
     informers: list[tuple[str, str, str]] = field(default_factory=list)
     controllers: list[str] = field(default_factory=list)  # names it added to the current controller-manager
 
@@ -128,6 +140,8 @@ class Footprint:
         change.scales = _changed(before.scales, after.scales)
         change.mutating = _added(before.mutating, after.mutating)
         change.validating = _added(before.validating, after.validating)
+        change.filters = _added(before.filters, after.filters)
+        change.sources = _added(before.sources, after.sources)
         change.informers = sorted(after.informers - before.informers)
         change.controllers = sorted(after.controllers - before.controllers)
         self.types.update(change.types)
@@ -137,6 +151,8 @@ class Footprint:
         self.scales += change.scales
         self.mutating += change.mutating
         self.validating += change.validating
+        self.filters += change.filters
+        self.sources += change.sources
         self.informers += change.informers
         self.controllers += change.controllers
         return change
@@ -154,6 +170,10 @@ class Footprint:
         if t.admission is not None:
             t.admission.mutating[:] = _without(t.admission.mutating, self.mutating)
             t.admission.validating[:] = _without(t.admission.validating, self.validating)
+        if t.filters is not None:
+            t.filters.filters[:] = _without(t.filters.filters, self.filters)
+        if t.sources is not None:
+            t.sources.sources[:] = _without(t.sources.sources, self.sources)
         if t.registry is not None:
             _restore(t.registry._strategies, self.strategies)
             _restore(t.registry._scales, self.scales)

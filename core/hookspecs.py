@@ -20,12 +20,20 @@ Start-up order
 here, each hook on every plugin before the next hook, so a strategy may rely on every kind being
 registered: ``kplane_register_types``, ``kplane_register_conversions``,
 ``kplane_register_strategies``, ``kplane_register_admission``. Then it checks that every version
-converts, starts listening, calls ``kplane_post_start``, starts the loopback informers, reports
-ready on ``/readyz`` and last calls ``kplane_register_controllers`` (unless ``--no-controllers``).
+converts, calls ``kplane_register_filters`` and ``kplane_register_api_sources``, starts
+listening, calls ``kplane_post_start``, starts the loopback informers, reports ready on
+``/readyz`` and last calls ``kplane_register_controllers`` (unless ``--no-controllers``). On the
+way down it calls ``kplane_shutdown``.
 
-``kplane plugins`` calls the same hooks but ``kplane_post_start``, against a scratch scheme with
-no storage, and never starts the controllers; ``kplane controller-manager`` calls only
+``kplane plugins`` calls the four registration hooks, against a scratch scheme with no storage,
+and never starts the controllers; ``kplane controller-manager`` calls only
 ``kplane_register_controllers``.
+
+Each hook is called on one plugin at a time: those whose ``@hookimpl`` says ``tryfirst=True``
+first, then the others in load order, then those saying ``trylast=True``. A hook wrapper
+(``@hookimpl(wrapper=True)``, pluggy's) runs around each plugin's call, and its ``plugin_name``
+names the plugin it wraps; for an ``async def`` implementation it wraps the making of the
+coroutine, which kplane awaits after.
 
 Arguments
 ---------
@@ -69,6 +77,8 @@ if TYPE_CHECKING:
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import Scheme
     from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
 
 PROJECT = "kplane"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -205,11 +215,84 @@ def kplane_register_admission(
 
 
 @hookspec
+def kplane_register_filters(
+    filters: FilterChain, registry: Registry, informers: SharedInformerFactory, plugin_name: str,
+    config: ServerConfig | None,
+) -> None:
+    """Add request filters: aiohttp middlewares every request passes before the routes, at a
+    stage of kube-apiserver's handler chain (authentication, audit, impersonation, authorization,
+    proxy).
+
+    When: fifth, in ``kplane serve`` only, once every plugin's admission is registered and
+    before the server listens.
+
+    Receives:
+
+    - ``filters``: the server's :class:`~kplane.core.server.filterchain.FilterChain`.
+      ``filters.add(stage, name, function)`` runs ``function(request, handler)`` at ``stage``
+      (``AUTHENTICATION``, ``AUDIT``, ``IMPERSONATION``, ``AUTHORIZATION`` or ``PROXY``, in
+      that order, after kplane's own error, max in-flight and timeout filters); it answers
+      itself or returns ``await handler(request)``, and an ``APIError`` it raises is answered
+      as a Status.
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`.
+    - ``informers``: the loopback :class:`~kplane.core.client.informer.SharedInformerFactory`
+      (as in ``kplane_register_admission``); ``informers.client`` is the server's loopback
+      :class:`~kplane.core.client.rest.RESTClient`, which the server's limits let through.
+    - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration (see Arguments above).
+
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_filters(filters):
+            async def tag(request, handler):
+                response = await handler(request)
+                response.headers["X-Widgets"] = "seen"
+                return response
+            filters.add(AUDIT, "WidgetTag", tag)
+    """
+
+
+@hookspec
+def kplane_register_api_sources(
+    sources: APISources, registry: Registry, informers: SharedInformerFactory, plugin_name: str,
+    config: ServerConfig | None,
+) -> None:
+    """List group/versions in discovery and OpenAPI beyond the scheme's: those another server
+    serves behind your proxy filter, and the rank of every group (kube-aggregator's APIServices).
+
+    When: sixth, in ``kplane serve`` only, right after ``kplane_register_filters``.
+
+    Receives:
+
+    - ``sources``: the server's :class:`~kplane.core.server.apisources.APISources`.
+      ``sources.add(name, source)`` adds an object whose ``listed(served)`` returns
+      ``ListedVersion`` entries (group, version, priorities, and for a version served
+      elsewhere a ``RemoteVersion`` telling its discovery entry and OpenAPI index entry). It is
+      asked on every discovery and OpenAPI index request, so keep it cheap.
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`.
+    - ``informers``: the loopback informers, as in ``kplane_register_filters``.
+    - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration (see Arguments above).
+
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_api_sources(sources):
+            sources.add("widgets-first", WidgetsFirst())  # listed(served): widgets.example.com ranks 20000
+    """
+
+
+@hookspec
 async def kplane_post_start(registry: Registry, server_url: str, plugin_name: str, config: ServerConfig | None) -> None:
     """Create what must exist before the server reports ready, such as the ``default``
     namespace (kube-apiserver's post-start hooks).
 
-    When: fifth, in ``kplane serve`` only, once the server listens on its port and before the
+    When: seventh, in ``kplane serve`` only, once the server listens on its port and before the
     loopback informers start and ``/readyz`` answers ok. It runs on every start, and with several
     servers on one storage, on each of them: it must be idempotent (and expect 409 Conflict
     when another server created the object first).
@@ -243,7 +326,7 @@ async def kplane_post_start(registry: Registry, server_url: str, plugin_name: st
 def kplane_register_controllers(manager: ControllerManager, plugin_name: str, config: ServerConfig | None) -> None:
     """Add controllers for the controller-manager to run.
 
-    When: last, in ``kplane serve`` once the server is ready (not with ``--no-controllers``),
+    When: last of the start, in ``kplane serve`` once the server is ready (not with ``--no-controllers``),
     and in ``kplane controller-manager``. A server under leader election that loses the Lease
     builds a new manager, and so calls this again, before it stands for election again.
 
@@ -265,4 +348,33 @@ def kplane_register_controllers(manager: ControllerManager, plugin_name: str, co
         @hookimpl
         def kplane_register_controllers(manager):
             manager.add("widget-sizer", WidgetSizer(manager.client, manager.informers))
+    """
+
+
+@hookspec
+async def kplane_shutdown(registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+    """Stop what your ``kplane_post_start`` started: background tasks, sessions, informers of
+    your own (kube-apiserver's pre-shutdown hooks).
+
+    When: in ``kplane serve`` only, as the server stops: after its controllers stopped and
+    before the loopback informers, the listener and storage close; plugins in the reverse of
+    their ``kplane_post_start`` order. Also when the start failed midway, so expect that
+    ``kplane_post_start`` never ran.
+
+    Receives:
+
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry` your other hooks got,
+      which tells one server from another in a process running several.
+    - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration (see Arguments above).
+
+    Returns: nothing. What it raises is logged; the other plugins shut down all the same.
+
+    Example::
+
+        @hookimpl
+        async def kplane_shutdown(registry):
+            task = refreshers.pop(registry, None)
+            if task is not None:
+                task.cancel()
     """

@@ -37,6 +37,8 @@ from kplane.core.runtime.scheme import ConflictError, ResourceType, Scheme
 
 if TYPE_CHECKING:
     from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
 
 log = logging.getLogger(__name__)
 
@@ -212,23 +214,33 @@ class PluginManager:
         return ""
 
     # -- hooks -----------------------------------------------------------------------------
+    def _implementations(self, hook: str) -> list[pluggy.HookImpl]:
+        """The plugins' implementations of ``hook`` (not the wrappers) in kplane's order: those
+        marked ``tryfirst``, then the others in registration order, then those marked ``trylast``
+        (pluggy itself would call them last-registered first)."""
+        order = {name: n for n, name in enumerate(self.infos)}
+        impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls() if not (i.hookwrapper or i.wrapper)]
+        return sorted(impls, key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, order[i.plugin_name]))
+
+    async def _call_one(self, hook: str, impl: pluggy.HookImpl, others: list[pluggy.HookImpl],
+                        kwargs: dict[str, object]) -> None:
+        """Call one plugin's implementation through pluggy, so that every wrapper of ``hook``
+        (``@hookimpl(wrapper=True)``) wraps it; an async implementation is awaited after."""
+        caller = self.pm.subset_hook_caller(hook, remove_plugins=[o.plugin for o in others if o is not impl])
+        for result in caller(**kwargs, plugin_name=impl.plugin_name, config=self.config):
+            if inspect.isawaitable(result):
+                await result
+
     async def _call(self, hook: str, **kwargs: object) -> None:
-        """Call ``hook`` on each plugin in registration order; async implementations are awaited.
-        What each call adds goes into the plugin's footprint; a call that raises, or claims what
-        another plugin registered, makes the plugin broken (:meth:`_refuse`)."""
-        caller = getattr(self.pm.hook, hook)
-        for impl in caller.get_hookimpls():
+        """Call ``hook`` on each plugin in kplane's order (:meth:`_implementations`), one plugin at
+        a time. What each call adds goes into the plugin's footprint; a call that raises, or
+        claims what another plugin registered, makes the plugin broken (:meth:`_refuse`)."""
+        impls = self._implementations(hook)
+        for impl in impls:
             info = self.infos[impl.plugin_name]
-            args = {k: v for k, v in kwargs.items() if k in impl.argnames}
-            if "plugin_name" in impl.argnames:
-                args["plugin_name"] = impl.plugin_name
-            if "config" in impl.argnames:
-                args["config"] = self.config
             before = snapshot(self.targets)
             try:
-                result = impl.function(**args)
-                if inspect.isawaitable(result):
-                    await result
+                await self._call_one(hook, impl, impls, kwargs)
             except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
                 info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
                 await self._take_out(info, self._hook_problem(info, hook, err), err)
@@ -262,8 +274,28 @@ class PluginManager:
         if problems:
             raise PluginError("kinds that cannot convert automatically:\n  " + "\n  ".join(problems))
 
+    async def register_http(self, filters: FilterChain, sources: APISources, registry: Registry,
+                            informers: SharedInformerFactory) -> None:
+        """The serving server's request filters and discovery sources, before it listens."""
+        self.targets.filters, self.targets.sources = filters, sources
+        await self._call("kplane_register_filters", filters=filters, registry=registry, informers=informers)
+        await self._call("kplane_register_api_sources", sources=sources, registry=registry, informers=informers)
+
     async def post_start(self, registry: Registry, server_url: str) -> None:
         await self._call("kplane_post_start", registry=registry, server_url=server_url)
+
+    async def shutdown(self, registry: Registry) -> None:
+        """``kplane_shutdown`` on each loaded plugin, last loaded first. A plugin that fails is
+        logged: the server stops all the same."""
+        impls = self._implementations("kplane_shutdown")
+        for impl in reversed(impls):
+            if self.infos[impl.plugin_name].status != LOADED:
+                continue
+            try:
+                await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
+            except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
+                log.error("%s failed in kplane_shutdown: %s%s", self.infos[impl.plugin_name].label, _error(err),
+                          _where(err, self.infos[impl.plugin_name].package), exc_info=log.isEnabledFor(logging.DEBUG))
 
     async def register_controllers(self, manager: ControllerManager) -> None:
         """Let each plugin add its controllers to ``manager`` (a new one each time: footprints

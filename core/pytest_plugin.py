@@ -45,7 +45,7 @@ import yaml
 
 from kplane.core.patching.mediatypes import APPLY_PATCH
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.cli import APIREGISTRATION
 from kplane.core.server.apiserver import APIServer, ServerConfig
 
 Obj = dict[str, Any]
@@ -244,7 +244,7 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
         simulated_nodes=int(options.pop("simulated_nodes", 3)),
         disabled_plugins=frozenset(options.pop("disable_plugins", ())),
         runtime_config=parse_runtime_config(options.pop("runtime_config", "")),
-        aggregation=AggregatorSettings(backends=bool(options.pop("apiservice_backends", False))),
+        plugin_settings={APIREGISTRATION: {"backends": bool(options.pop("apiservice_backends", False))}},
         leader_election=None,  # one server per test: nothing to elect
     )
     if options:

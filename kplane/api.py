@@ -8,10 +8,10 @@ themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/ho
 
 The names come in the order a plugin needs them: the hook marker; types and schemas (internal
 dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
-(strategies, subresources, printing, admission); errors and validation; selectors; and the
-client side (REST client, informers, listers, work queue, events, and the controller toolkit:
-claiming owned objects, conditions, replica arithmetic, involved objects), which is also all a
-controller may use.
+(strategies, subresources, printing, admission); the HTTP side (request filters and their
+stages, discovery and OpenAPI sources); errors and validation; selectors; and the client side
+(REST client, informers, listers, work queue, events, and the controller toolkit: claiming owned
+objects, conditions, replica arithmetic, involved objects), which is also all a controller may use.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
+
+# -- the HTTP side: request filters, discovery and OpenAPI sources -------------------------------
+from kplane.core.server.apisources import APISource, APISources, ListedVersion, RemoteVersion
+from kplane.core.server.filterchain import (
+    AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, PROXY, STAGES, FilterChain,
+)
+from kplane.core.server.discovery import AGGREGATED as AGGREGATED_DISCOVERY
+from kplane.core.server.filters import Handler
 
 # -- errors and validation ------------------------------------------------------------------------
 from kplane.core.meta import errors

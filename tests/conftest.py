@@ -14,7 +14,6 @@ import aiohttp
 import pytest
 
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.server.aggregator import Settings as AggregatorSettings
 from kplane.core.server.apiserver import APIServer, ServerConfig
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
@@ -80,7 +79,7 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     backends = request.node.get_closest_marker("apiservice_backends") is not None
     srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers,
                                  runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
-                                 aggregation=AggregatorSettings(backends=backends)))
+                                 plugin_settings={"apiregistration": {"backends": backends}}))
     await srv.start()
     try:
         yield srv

@@ -28,9 +28,10 @@ import pytest
 from aiohttp import web
 
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.server.aggregator import AGGREGATED, BACKENDS_FLAG, REDIRECT_REFUSED
-from kplane.core.server.aggregator import Settings as AggregatorSettings
 from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.discovery import AGGREGATED
+from kplane.plugins.apiregistration.proxy import REDIRECT_REFUSED
+from kplane.plugins.apiregistration.settings import BACKENDS_FLAG
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, free_port, serving, start, wait_ready
@@ -404,9 +405,9 @@ async def recording() -> AsyncIterator[RecordingBackend]:
 
 @pytest.fixture
 async def aggregator(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
-    settings = AggregatorSettings(backends=True, probe_interval=1, response_timeout=1.5)
+    settings = {"apiregistration": {"backends": True, "probe_interval": 1, "response_timeout": 1.5}}
     runtime = request.node.get_closest_marker("runtime_config")
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings,
+    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings,
                                     runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
     await server.start()
     try:
@@ -536,8 +537,8 @@ async def test_backends_stored_before_a_restart_without_the_flag_are_not_proxied
     base = f"/apis/{RecordingBackend.GROUP}/v1"
 
     async def run(backends: bool) -> APIServer:
-        settings = AggregatorSettings(backends=backends, probe_interval=1)
-        server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, aggregation=settings))
+        settings = {"apiregistration": {"backends": backends, "probe_interval": 1}}
+        server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings))
         await server.start()
         return server
 

@@ -30,6 +30,8 @@ from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.server.apisources import APISources
+from kplane.core.server.filterchain import FilterChain
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "hooks.md"
@@ -99,6 +101,18 @@ class Recorder:
                            {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
+    def kplane_register_filters(self, filters: FilterChain, registry: Registry, informers: SharedInformerFactory,
+                                plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_filters",
+                           {"filters": filters, "registry": registry, "informers": informers, "plugin_name": plugin_name, "config": config}))
+
+    @hookimpl
+    def kplane_register_api_sources(self, sources: APISources, registry: Registry, informers: SharedInformerFactory,
+                                    plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_api_sources",
+                           {"sources": sources, "registry": registry, "informers": informers, "plugin_name": plugin_name, "config": config}))
+
+    @hookimpl
     async def kplane_post_start(self, registry: Registry, server_url: str, plugin_name: str, config: ServerConfig | None) -> None:
         self.calls.append(("kplane_post_start", {"registry": registry, "server_url": server_url, "plugin_name": plugin_name, "config": config}))
         await self._readyz("kplane_post_start")
@@ -108,6 +122,10 @@ class Recorder:
         self.calls.append(("kplane_register_controllers", {"manager": manager, "plugin_name": plugin_name, "config": config}))
         await self._readyz("kplane_register_controllers")
 
+    @hookimpl
+    async def kplane_shutdown(self, registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_shutdown", {"registry": registry, "plugin_name": plugin_name, "config": config}))
+
 
 async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
     recorder = Recorder()
@@ -116,18 +134,21 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
     recorder.server = server
     await server.start()
     try:
-        assert [hook for hook, _ in recorder.calls] == list(HOOKS) == [h.__name__ for h in hookdoc.hooks()]
-        for hook, args in recorder.calls:
-            assert set(args) == set(hookdoc.parameters(getattr(hookspecs, hook)))  # every argument offered
-            assert args["plugin_name"] == "recorder"
-        got = {name: value for _, args in recorder.calls for name, value in args.items()}
-        assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
-        assert got["server_url"] == server.url and got["config"] is server.config
-        assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
-        assert isinstance(got["manager"], ControllerManager) and got["manager"] is server.controllers
-        assert server.registry is not None and server.registry.storage is not None  # storage opened first
+        assert [hook for hook, _ in recorder.calls] == list(HOOKS)[:-1]  # kplane_shutdown comes with stop()
+        assert isinstance(recorder.calls[-1][1]["manager"], ControllerManager)
+        assert recorder.calls[-1][1]["manager"] is server.controllers
         # kplane_post_start: listening, not ready yet (503);
         # kplane_register_controllers: ready.
         assert recorder.readyz == {"kplane_post_start": 503, "kplane_register_controllers": 200}
     finally:
         await server.stop()
+    assert [hook for hook, _ in recorder.calls] == list(HOOKS) == [h.__name__ for h in hookdoc.hooks()]
+    for hook, args in recorder.calls:
+        assert set(args) == set(hookdoc.parameters(getattr(hookspecs, hook)))  # every argument offered
+        assert args["plugin_name"] == "recorder"
+    got = {name: value for _, args in recorder.calls for name, value in args.items()}
+    assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
+    assert got["server_url"] == server.url and got["config"] is server.config
+    assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
+    assert isinstance(got["filters"], FilterChain) and isinstance(got["sources"], APISources)
+    assert server.registry is not None and server.registry.storage is not None  # storage opened first

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -215,3 +216,48 @@ async def test_two_plugins_claiming_one_resource_are_refused() -> None:
 
         manager.register(Copycat(), "copycat")
         await manager.setup(scheme, Registry(scheme, None, AdmissionChain()), AdmissionChain())  # type: ignore[arg-type]
+
+
+async def test_hook_wrappers_wrap_each_plugin_and_the_order_honours_tryfirst_and_trylast() -> None:
+    """A wrapper (``@hookimpl(wrapper=True)``) runs around every plugin's implementation, told
+    which plugin it wraps (``plugin_name``); plugins are called in registration order, ``tryfirst`` ones before
+    and ``trylast`` ones after."""
+    from kplane.core.hookspecs import hookimpl
+
+    seen: list[str] = []
+
+    class Plain:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @hookimpl
+        def kplane_register_types(self, scheme: Scheme) -> None:
+            seen.append(self.name)
+
+    class Early(Plain):
+        @hookimpl(tryfirst=True)
+        def kplane_register_types(self, scheme: Scheme) -> None:
+            seen.append(self.name)
+
+    class Late(Plain):
+        @hookimpl(trylast=True)
+        async def kplane_register_types(self, scheme: Scheme) -> None:
+            seen.append(self.name)
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def kplane_register_types(self, plugin_name: str) -> Any:
+            seen.append(f"before {plugin_name}")
+            result = yield
+            seen.append(f"after {plugin_name}")
+            return result
+
+    manager = PluginManager()
+    for plugin, name in ((Late("late"), "late"), (Plain("one"), "one"), (Wrapper(), "wrapper"), (Early("early"), "early"),
+                         (Plain("two"), "two")):
+        manager.register(plugin, name)
+    scheme = Scheme()
+    await manager.setup(scheme, Registry(scheme, None, AdmissionChain()), AdmissionChain())  # type: ignore[arg-type]
+    around = [f"{step} {name}" if step else name for name in ("early", "one", "two") for step in ("before", "", "after")]
+    # an async implementation runs when kplane awaits the coroutine, once the wrappers are done
+    assert seen == [*around, "before late", "after late", "late"]

@@ -11,6 +11,7 @@ import secrets
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from aiohttp import web
@@ -26,11 +27,10 @@ from kplane.core.privatefiles import private_dir, write_private
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server.aggregator import Aggregator
-from kplane.core.server.aggregator import Settings as AggregatorSettings
+from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
-from kplane.core.server.availability import AvailabilityController
 from kplane.core.server.connections import ConnectionLimits, GuardedRunner
+from kplane.core.server.filterchain import FilterChain
 from kplane.core.server.filters import RequestLimits
 from kplane.core.server.handlers import BOOKMARK_INTERVAL
 from kplane.core.storage.cacher import CachedStorage
@@ -65,7 +65,9 @@ class ServerConfig:
     watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
     share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
-    aggregation: AggregatorSettings = field(default_factory=AggregatorSettings)  # probes, caches, proxy timeouts
+    # Settings of single plugins, by plugin name, as plain values (the flags a plugin reads, and
+    # tuning for tests); each plugin documents what it reads from its entry.
+    plugin_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
     # defaults (kplane.core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
     runtime_config: dict[str, bool] = field(default_factory=dict)
@@ -93,8 +95,6 @@ class APIServer:
         self._controller_task: asyncio.Task[None] | None = None
         self._loopback: RESTClient | None = None
         self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
-        self.aggregator: Aggregator | None = None  # on when apiregistration.k8s.io is served
-        self._availability_task: asyncio.Task[None] | None = None
         # The in-process clients' bearer token: their requests pass the in-flight limits and the
         # connection cap, as kube-apiserver's loopback client (in system:masters) does.
         self._loopback_token = secrets.token_urlsafe(32)
@@ -119,11 +119,10 @@ class APIServer:
         unknown = self.scheme.unknown_runtime_config()
         if unknown:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
-        aggregator = Aggregator(self.scheme, cfg.aggregation)
-        availability = AvailabilityController(aggregator, self._loopback) if aggregator.attach(self.informers, self.admission) else None
-        self.aggregator = aggregator if availability is not None else None
+        filters, sources = FilterChain(), APISources()
+        await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
-                        share_watch_encoding=cfg.share_watch_encoding, aggregator=self.aggregator,
+                        share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
                         limits=cfg.limits, loopback_token=self._loopback_token)
         app.router.add_get("/debug/plugins", self._debug_plugins)
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
@@ -137,9 +136,6 @@ class APIServer:
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
-        if availability is not None:  # kube-aggregator's post-start hooks: proxying, then availability
-            await aggregator.start()
-            self._availability_task = asyncio.create_task(availability.run(), name="apiservice-availability")
         if cfg.write_kubeconfig:
             write_kubeconfig(self.kubeconfig_path, self.url)
         app[LIFECYCLE].started = True
@@ -181,12 +177,8 @@ class APIServer:
                 await self._controller_task
         if self._controller_client is not None:
             await self._controller_client.close()
-        if self._availability_task is not None:
-            self._availability_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._availability_task
-        if self.aggregator is not None:
-            await self.aggregator.stop()
+        if self.registry is not None:
+            await self.plugins.shutdown(self.registry)
         if self.informers is not None:
             await self.informers.stop()
         if self._loopback is not None:

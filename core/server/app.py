@@ -11,9 +11,11 @@ from aiohttp import web
 from kplane.core.meta import errors
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server import filters, health, negotiation
-from kplane.core.server.aggregator import Aggregator
+from kplane.core.server import health, negotiation
+from kplane.core.server.apisources import APISources
 from kplane.core.server.discovery import Discovery
+from kplane.core.server.filterchain import FilterChain
+from kplane.core.server.filters import RequestLimits, max_in_flight, request_timeout
 from kplane.core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
 from kplane.core.server.openapi import OpenAPI
 from kplane.core.storage.interface import StorageTimeoutError, UnavailableError
@@ -67,19 +69,20 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 
 
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
-              share_watch_encoding: bool = True, aggregator: Aggregator | None = None,
-              limits: filters.RequestLimits | None = None, loopback_token: str = "") -> web.Application:
-    """The server's routes behind the request filters (:mod:`kplane.core.server.filters`, in
-    kube-apiserver's order); with an ``aggregator``, requests for the group/versions it proxies go
-    to their backends before any route sees them, and discovery and OpenAPI list them."""
-    limits = limits or filters.RequestLimits()
-    middlewares: list[Any] = [status_errors, filters.max_in_flight(limits, loopback_token), filters.request_timeout(limits)]
-    if aggregator is not None:
-        middlewares.append(aggregator.middleware)
+              share_watch_encoding: bool = True, filters: FilterChain | None = None,
+              sources: APISources | None = None,
+              limits: RequestLimits | None = None, loopback_token: str = "") -> web.Application:
+    """The server's routes behind the request filters (:mod:`kplane.core.server.filters`, then
+    the plugins' ``filters`` by stage, in kube-apiserver's order); discovery and OpenAPI also list
+    what the plugins' ``sources`` name."""
+    limits = limits or RequestLimits()
+    middlewares: list[Any] = [status_errors, max_in_flight(limits, loopback_token), request_timeout(limits)]
+    if filters is not None:
+        middlewares.append(filters.middleware)
     app = web.Application(middlewares=middlewares, client_max_size=negotiation.MAX_BODY + 1)
     lifecycle = app[LIFECYCLE] = health.Lifecycle()
-    discovery = Discovery(scheme, registry, aggregator)
-    openapi = OpenAPI(scheme, registry, aggregator)
+    discovery = Discovery(scheme, registry, sources)
+    openapi = OpenAPI(scheme, registry, sources)
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
                                   share_watch_encoding=share_watch_encoding)
 

@@ -22,7 +22,7 @@ from kplane.core.runtime.scheme import ResourceType, Scheme
 from kplane.core.server import negotiation
 
 if TYPE_CHECKING:
-    from kplane.core.server.aggregator import Aggregator
+    from kplane.core.server.apisources import APISources, Ordered
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # An APIGroupDiscovery's metadata is a whole ObjectMeta in Go, whose zero creationTimestamp
@@ -47,13 +47,13 @@ def wants_aggregated(request: web.Request) -> bool:
 
 
 class Discovery:
-    """``aggregator``: when it is on, the groups it proxies are listed too, and every group is
-    ordered by its APIServices' priorities (:meth:`Aggregator.ordered`)."""
+    """``sources``: the plugins' (:mod:`kplane.core.server.apisources`); with any, the
+    group/versions they name are listed too, and every group in their rank order."""
 
-    def __init__(self, scheme: Scheme, registry: Registry, aggregator: Aggregator | None = None) -> None:
+    def __init__(self, scheme: Scheme, registry: Registry, sources: APISources | None = None) -> None:
         self.scheme = scheme
         self.registry = registry
-        self.aggregator = aggregator
+        self.sources = sources
         self._cache: dict[str, bytes] = {}
         self._generation = -1
 
@@ -90,28 +90,26 @@ class Discovery:
         )
 
     def _aggregating(self) -> bool:
-        return self.aggregator is not None and self.aggregator.api_services is not None
+        return self.sources is not None and bool(self.sources.sources)
 
-    def _ordered(self) -> list[tuple[str, list[tuple[str, dict[str, Any] | None]]]]:
-        """Named groups with their versions, each with the APIService proxying it (None: served here)."""
-        assert self.aggregator is not None
-        served = {g: vs for g, vs in self.scheme.groups().items() if g}
-        return [(g, vs) for g, vs in self.aggregator.ordered(served) if g]
+    def _ordered(self) -> Ordered:
+        """Named groups with their versions, each with the RemoteVersion serving it (None: served here)."""
+        assert self.sources is not None
+        return self.sources.ordered({g: vs for g, vs in self.scheme.groups().items() if g})
 
     async def _aggregated_groups(self) -> dict[str, Any]:
-        """``/apis`` in the aggregated form, with the proxied group/versions' entries as their
-        backends report them (fetched concurrently, each kept for a few seconds)."""
-        assert self.aggregator is not None
+        """``/apis`` in the aggregated form, with the remote group/versions' entries as their
+        servers report them (asked concurrently)."""
         order = self._ordered()
-        remote = [api_service for _, versions in order for _, api_service in versions if api_service is not None]
-        found = await asyncio.gather(*(self.aggregator.version_discovery(a) for a in remote))
-        by_name = {a["metadata"]["name"]: entry for a, entry in zip(remote, found, strict=True)}
+        remotes = [remote for _, versions in order for _, remote in versions if remote is not None]
+        found = await asyncio.gather(*(remote.discovery() for remote in remotes))
+        described = iter(found)
         items = []
         for group, versions in order:
             entries = [
-                by_name[api_service["metadata"]["name"]] if api_service is not None
+                next(described) if remote is not None
                 else self._cached(f"agg:{group}/{version}", lambda g=group, v=version: self._aggregated_version(g, v))
-                for version, api_service in versions
+                for version, remote in versions
             ]
             items.append(_group_discovery(group, entries))
         return _discovery_list(items)

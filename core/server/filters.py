@@ -1,5 +1,6 @@
 """Request filters in front of the handlers, in kube-apiserver's order (``DefaultBuildHandlerChain``):
-errors as Status (``app.status_errors``) -> max in-flight -> timeout -> aggregation proxy -> handler.
+errors as Status (``app.status_errors``) -> max in-flight -> timeout -> the plugins' filters
+(:mod:`kplane.core.server.filterchain`) -> handler.
 
 - **Max in-flight** (``WithMaxInFlightLimit``): at most ``max_requests_inflight`` read-only (GET,
   HEAD) and ``max_mutating_requests_inflight`` other requests at once; one more is answered 429

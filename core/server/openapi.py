@@ -68,7 +68,7 @@ from kplane.core.runtime.schema import Schema, shape_of
 from kplane.core.server import negotiation
 
 if TYPE_CHECKING:
-    from kplane.core.server.aggregator import Aggregator
+    from kplane.core.server.apisources import APISources
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
@@ -599,14 +599,14 @@ class Served:
 class OpenAPI:
     """``/openapi/v3`` and its documents, rebuilt when the scheme (or the registry) changes.
 
-    With an ``aggregator`` on, the index also lists each proxied group/version with the URL its
-    backend gives it (the document itself is proxied, see :mod:`kplane.core.server.aggregator`); a
-    proxied group/version replaces one served here."""
+    The index also lists each group/version the plugins' ``sources`` name as served elsewhere,
+    with the URL that server gives it (the document itself reaches it through the plugin's proxy
+    filter); such a group/version replaces one served here."""
 
-    def __init__(self, scheme: Scheme, registry: Registry, aggregator: Aggregator | None = None) -> None:
+    def __init__(self, scheme: Scheme, registry: Registry, sources: APISources | None = None) -> None:
         self.scheme = scheme
         self.registry = registry
-        self.aggregator = aggregator
+        self.sources = sources
         self._generation = -1
         self._index = Served(b"", "")
         self._urls: dict[str, Any] = {}
@@ -627,12 +627,11 @@ class OpenAPI:
 
     async def index(self, request: web.Request) -> web.Response:
         index, _ = self.current()
-        aggregator = self.aggregator
-        if aggregator is not None and aggregator.api_services is not None and aggregator.routes():
-            remote = list(aggregator.routes().items())
-            found = await asyncio.gather(*(aggregator.openapi_entry(api_service) for _, api_service in remote))
+        remotes = self.sources.remotes(self.scheme.groups()) if self.sources is not None else []
+        if remotes:
+            found = await asyncio.gather(*(remote.openapi_entry() for _, _, remote in remotes))
             urls = dict(self._urls)
-            for ((group, version), _), entry in zip(remote, found, strict=True):
+            for (group, version, _), entry in zip(remotes, found, strict=True):
                 key = document_key(GroupVersion(group, version))
                 urls.pop(key, None)  # the backend's, or none while it cannot tell
                 if entry is not None:

@@ -2,19 +2,24 @@
 own group).
 
 An APIService with a backend (``spec.service``, or kplane's ``spec.url``) makes the server a
-proxy for that group/version: see :mod:`kplane.core.server.aggregator`, which serves the routing,
-discovery, OpenAPI and availability side from these objects, and refuses backends unless the
-server was started with ``--enable-apiservice-backends``. This plugin only defines the kind and
-keeps the Local APIServices of the groups the server serves itself.
+proxy for that group/version (:mod:`kplane.plugins.apiregistration.aggregator`): a request filter
+at the ``PROXY`` stage, a discovery and OpenAPI source, and the availability controller, all
+refusing backends unless the server was started with ``--enable-apiservice-backends``. The
+plugin also keeps the Local APIServices of the groups the server serves itself.
+
+Its settings come from ``config.plugin_settings[plugin_name]``
+(:mod:`kplane.plugins.apiregistration.settings`).
 """
 
 from __future__ import annotations
 
-from kplane.api import Registry, Scheme, hookimpl
-from kplane.plugins.apiregistration import local, strategy, types
+from kplane.api import (
+    PROXY, AdmissionChain, APISources, FilterChain, Registry, Scheme, ServerConfig, SharedInformerFactory, hookimpl,
+)
+from kplane.plugins.apiregistration import admission, aggregation, local, strategy, types
+from kplane.plugins.apiregistration.apiservices import GROUP
+from kplane.plugins.apiregistration.settings import settings_of
 from kplane.plugins.apiregistration.v1 import defaults, protobuf, schemas
-
-GROUP = local.GROUP
 
 
 @hookimpl
@@ -38,6 +43,37 @@ def kplane_register_strategies(registry: Registry) -> None:
 
 
 @hookimpl
+def kplane_register_admission(chain: AdmissionChain, registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+    chain.add_validating(admission.NAME, admission.BackendsCheck(registry.scheme, settings_of(config, plugin_name)))
+
+
+@hookimpl
+def kplane_register_filters(filters: FilterChain, registry: Registry, informers: SharedInformerFactory,
+                            plugin_name: str, config: ServerConfig | None) -> None:
+    made = aggregation.create(registry, informers, settings_of(config, plugin_name))
+    if made is not None:
+        filters.add(PROXY, "APIServiceProxy", made.proxy)
+
+
+@hookimpl
+def kplane_register_api_sources(sources: APISources, registry: Registry) -> None:
+    made = aggregation.of(registry)
+    if made is not None:
+        sources.add("APIServices", made.discovery)
+
+
+@hookimpl
 async def kplane_post_start(registry: Registry) -> None:
-    """A Local APIService for every group/version served here (kube-aggregator's autoregister)."""
+    """A Local APIService for every group/version served here (kube-aggregator's autoregister),
+    then proxying and the availability controller."""
     await local.sync_local_api_services(registry)
+    made = aggregation.of(registry)
+    if made is not None:
+        await made.start()
+
+
+@hookimpl
+async def kplane_shutdown(registry: Registry) -> None:
+    made = aggregation.forget(registry)
+    if made is not None:
+        await made.stop()

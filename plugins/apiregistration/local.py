@@ -13,18 +13,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from kplane.core.meta.errors import APIError
-from kplane.core.meta.types import ObjectMeta
-from kplane.core.registry.options import DeleteOptions, ListOptions
-from kplane.core.registry.registry import Registry
-from kplane.core.registry.strategy import RequestContext
-from kplane.core.server.aggregator import is_local, priorities
+from kplane.api import APIError, DeleteOptions, ListOptions, ObjectMeta, Registry, RequestContext
+from kplane.plugins.apiregistration.apiservices import GROUP, is_local, priorities
 from kplane.plugins.apiregistration.strategy import AVAILABLE, LOCAL_REASON, local_condition
 from kplane.plugins.apiregistration.types import APIService, APIServiceSpec
 
 log = logging.getLogger(__name__)
 
-GROUP = "apiregistration.k8s.io"
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 ON_START = "onstart"
 

@@ -1,6 +1,6 @@
 """APIService behaviour (kube-aggregator's ``pkg/registry/apiservice``): the spec is the user's, the
 status the server's. A Local APIService is marked available as it is created; any other waits for
-the server's availability check (``kplane.core.server.availability``)."""
+the server's availability check (:mod:`kplane.plugins.apiregistration.availability`)."""
 
 from __future__ import annotations
 

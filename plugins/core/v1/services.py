@@ -2,7 +2,7 @@
 
 kplane has no kube-proxy and no Endpoints: a Service is a record of an address. The API server
 uses it to reach an aggregated API server named by an APIService's ``spec.service``
-(:mod:`kplane.core.server.aggregator`): an ExternalName Service at ``<externalName>:<port>``, any other
+(:mod:`kplane.plugins.apiregistration.backends`): an ExternalName Service at ``<externalName>:<port>``, any other
 at ``<clusterIP>:<port>``.
 """
 

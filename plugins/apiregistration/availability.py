@@ -2,7 +2,7 @@
 
 For every APIService with a backend, the server asks the backend for its group/version's
 discovery document (``GET /apis/<group>/<version>``, anonymously and not following redirects: see
-"Identity headers" in :mod:`kplane.core.server.aggregator`) whenever the APIService or its Service
+"Identity headers" in :mod:`kplane.plugins.apiregistration.aggregator`) whenever the APIService or its Service
 changes, every :attr:`Settings.probe_interval` seconds while it answers, soon after a proxied
 request found it unreachable, and with a backoff of at most :attr:`Settings.probe_max_backoff`
 seconds while it does not. A Local APIService (served here) is ``True`` with reason ``Local``. For the others the
@@ -30,13 +30,10 @@ from typing import Any
 
 import aiohttp
 
-from kplane.core.client.informer import Handlers
-from kplane.core.client.rest import ApiError, RESTClient
-from kplane.core.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
-from kplane.core.controllers.worker import work
-from kplane.core.meta import clock
-from kplane.core.server.aggregator import (AVAILABLE, GROUP, RESOURCE, VERSION, Aggregator, BackendError, condition,
-                                    describe_error, group_version, is_local)
+from kplane.api import ApiError, Handlers, ItemExponentialFailureRateLimiter, RESTClient, WorkQueue, clock, work
+from kplane.plugins.apiregistration.aggregator import Aggregator
+from kplane.plugins.apiregistration.apiservices import AVAILABLE, GROUP, RESOURCE, VERSION, condition, group_version, is_local
+from kplane.plugins.apiregistration.backends import BackendError, describe_error
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +49,6 @@ class AvailabilityController:
         self.settings = aggregator.settings
         self.workers = workers
         self.queue: WorkQueue[str] = WorkQueue(ItemExponentialFailureRateLimiter(0.005, self.settings.probe_max_backoff))
-        assert aggregator.api_services is not None
         self.informer = aggregator.api_services
         self.informer.add_handlers(Handlers.for_any(self._enqueue))
         if aggregator.services is not None:
@@ -92,7 +88,7 @@ class AvailabilityController:
             await self._record(api_service, "True", "Local", "Local APIServices are always available")
             return
         try:
-            self.aggregator.backend(api_service)
+            self.aggregator.backends.backend(api_service)
         except BackendError as err:  # nothing to probe until the Service changes
             status = "Unknown" if err.reason == "ServiceAccessError" else "False"
             await self._record(api_service, status, err.reason, err.message)
@@ -109,7 +105,7 @@ class AvailabilityController:
         """None when the backend answers its discovery URL with a 2xx, else why not."""
         group, version = group_version(api_service)
         path = f"/apis/{group}/{version}"
-        url = self.aggregator.backend(api_service).url(path)
+        url = self.aggregator.backends.backend(api_service).url(path)
         try:
             status, _, _ = await self.aggregator.fetch(api_service, path, "application/json", self.settings.probe_timeout)
             if not 200 <= status < 300:
