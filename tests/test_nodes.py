@@ -16,7 +16,7 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.server.apiserver import APIServer, ServerConfig
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from tests.kubectl_cli import Kubectl
-from tests.waiting import eventually
+from tests.waiting import eventually, wait_until
 
 pytestmark = pytest.mark.controllers
 
@@ -281,7 +281,11 @@ async def test_a_deleted_node_registers_again_on_its_next_heartbeat(bare_server)
 # -- kubectl -----------------------------------------------------------------------------------
 @needs_kubectl
 def test_kubectl_get_nodes_and_pods_wide(kubectl: Kubectl) -> None:
-    lines = kubectl.run("get", "nodes").stdout.splitlines()
+    def registered() -> list[str] | None:  # the controllers start once the server is ready: a moment later
+        out = kubectl.run("get", "nodes").stdout.splitlines()
+        return out if len(out) > len(SIMULATED) else None
+
+    lines = wait_until(registered, what="the simulated Nodes")
     assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert [line.split()[:3] for line in lines[1:]] == [[name, "Ready", "<none>"] for name in SIMULATED]
     wide = kubectl.run("get", "no", "-o", "wide").stdout.splitlines()
