@@ -10,7 +10,8 @@ The names come in the order a plugin needs them: the hook marker; types and sche
 dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
 (strategies, subresources, printing, admission); errors and validation; selectors; and the
 client side (REST client, informers, listers, work queue, events, controller helpers), which is
-also all a controller may use.
+also all a controller may use; last, what a distribution adding a storage backend implements (the
+``storage`` contract module and the ``Backend`` its entry point names).
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
 from kplane.core.controllers.worker import work
 
+# -- storage backends: what a ``kplane.storage`` entry point names and returns --------------------
+from kplane.core.storage import interface as storage
+from kplane.core.storage.factory import Backend, StorageURLError
+
 __all__ = [
     "hookimpl",
     # types and schemas
@@ -91,4 +96,6 @@ __all__ = [
     "wait_synced", "ClientConfig", "KubeconfigError", "load_kubeconfig", "JSON_PATCH", "ApiError", "ResourceClient",
     "RESTClient", "BucketRateLimiter", "ItemExponentialFailureRateLimiter", "MaxOfRateLimiter", "ShutDown",
     "WorkQueue", "ownership", "ControllerManager", "controller_ref", "controller_reference", "uid", "work",
+    # storage backends
+    "storage", "Backend", "StorageURLError",
 ]
