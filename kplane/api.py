@@ -21,6 +21,7 @@ from kplane.core.hookspecs import hookimpl
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
+from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
 from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
 from kplane.core.meta.schemas import ConditionSchema, LabelSelectorSchema, ObjectMetaSchema
 from kplane.core.meta.types import Condition, LabelSelector, ObjectMeta
@@ -33,7 +34,7 @@ from kplane.core.runtime.scheme import ResourceType, Scheme
 
 # -- behaviour: strategies, subresources, printing, admission -------------------------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
-from kplane.core.registry.options import DeleteOptions, ListOptions
+from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.scale import ScaleAdapter
@@ -81,7 +82,7 @@ __all__ = [
     "fields", "GroupVersionKind", "build", "Field", "Message", "Schema", "camel_case", "load", "shape_of",
     "ResourceType", "Scheme",
     # behaviour
-    "AdmissionChain", "AdmissionRequest", "Operation", "deny", "DeleteOptions", "ListOptions",
+    "AdmissionChain", "AdmissionRequest", "Operation", "deny", "DeleteOptions", "Preconditions", "ListOptions",
     "AGE", "NAME", "Column", "age", "dig", "Registry", "ScaleAdapter",
     "RESOURCE_VERBS", "SUBRESOURCE_VERBS", "RequestContext", "Strategy",
     # errors and validation

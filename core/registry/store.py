@@ -22,11 +22,12 @@ from typing import Any
 import orjson
 
 from kplane.core.meta import clock, errors
+from kplane.core.meta.deleteoptions import DeleteOptions
 from kplane.core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from kplane.core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from kplane.core.registry import storeerr
-from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions
+from kplane.core.registry.options import ListOptions, WatchOptions
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.scheme import ResourceType
@@ -340,8 +341,8 @@ class Store:
     async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[StoredObject, bool]:
         """Delete, or start deleting: an object with finalizers, or one its strategy gives a grace
         period (:meth:`Strategy.grace_period`), is only marked with a deletionTimestamp and stays
-        until they are done. Returns the object and whether it is gone (``registry.Store.Delete``)."""
-        opts.check()
+        until they are done. Returns the object and whether it is gone (``registry.Store.Delete``).
+        ``opts`` are valid (:meth:`DeleteOptions.check`: the HTTP layer checks a request's once)."""
         key = self.key(ctx.namespace, name)
         marked: StoredObject | None = None  # what this call wrote, once it marked the object
         while True:  # a retry only follows another writer's success, so this ends
@@ -376,8 +377,9 @@ class Store:
                 except (st.ConflictError, st.KeyNotFoundError):
                     continue
                 marked = StoredObject.from_wire(wire, written.mod_revision)
-                if opts.precondition_resource_version is not None:  # a retry must not trip on this write
-                    opts = dataclasses.replace(opts, precondition_resource_version=marked.obj["metadata"]["resourceVersion"])
+                if opts.preconditions.resource_version is not None:  # a retry must not trip on this write
+                    written_rv = marked.obj["metadata"]["resourceVersion"]
+                    opts = dataclasses.replace(opts, preconditions=dataclasses.replace(opts.preconditions, resource_version=written_rv))
             if keep or meta.deletion_grace_period_seconds:
                 return marked, False
             if ctx.dry_run:  # a grace period of 0: it would go now
@@ -443,14 +445,14 @@ class Store:
 
     def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
         """Worded as ``rest.BeforeDelete`` words them (on the kind, as Kubernetes names it there)."""
-        meta, kind = obj.metadata, self.resource.kind
-        if opts.precondition_uid is not None and opts.precondition_uid != meta.uid:
+        meta, kind, wanted = obj.metadata, self.resource.kind, opts.preconditions
+        if wanted.uid is not None and wanted.uid != meta.uid:
             raise errors.conflict(kind, self.resource.group, name,
-                                  f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta.uid}). "
+                                  f"the UID in the precondition ({wanted.uid}) does not match the UID in record ({meta.uid}). "
                                   "The object might have been deleted and then recreated")
-        if opts.precondition_resource_version is not None and opts.precondition_resource_version != meta.resource_version:
+        if wanted.resource_version is not None and wanted.resource_version != meta.resource_version:
             raise errors.conflict(kind, self.resource.group, name,
-                                  f"the ResourceVersion in the precondition ({opts.precondition_resource_version}) does not match "
+                                  f"the ResourceVersion in the precondition ({wanted.resource_version}) does not match "
                                   f"the ResourceVersion in record ({meta.resource_version}). The object might have been modified")
 
     def _check_name(self, obj: Any, name: str) -> None:

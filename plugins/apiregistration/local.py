@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from kplane.core.meta.deleteoptions import DeleteOptions
 from kplane.core.meta.errors import APIError
 from kplane.core.meta.types import ObjectMeta
-from kplane.core.registry.options import DeleteOptions, ListOptions
+from kplane.core.registry.options import ListOptions
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.server.aggregator import is_local, priorities
