@@ -11,7 +11,9 @@ dataclasses, versioned marshmallow schemas, their field types, protobuf tables);
 (strategies, subresources, printing, admission); the HTTP side (request filters and their
 stages, discovery and OpenAPI sources); errors and validation; selectors; and the client side
 (REST client, informers, listers, work queue, events, and the controller toolkit: claiming owned
-objects, conditions, replica arithmetic, involved objects), which is also all a controller may use.
+objects, conditions, replica arithmetic, involved objects), which is also all a controller may use;
+last, what a distribution adding a storage backend implements (the ``storage`` contract module
+and the ``Backend`` its entry point names).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from kplane.core.runtime.scheme import ResourceType, Scheme
 
 # -- behaviour: strategies, subresources, printing, admission -------------------------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
-from kplane.core.registry.options import DeleteOptions, ListOptions
+from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
+from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.scale import ScaleAdapter
@@ -86,6 +89,10 @@ from kplane.core.controllers.references import involved_object
 from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
 from kplane.core.controllers.worker import work
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+
+# -- storage backends: what a ``kplane.storage`` entry point names and returns --------------------
+from kplane.core.storage import interface as storage
+from kplane.core.storage.factory import Backend, StorageURLError
 
 # Everything imported above, and nothing else, is the plugin API.
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name != "annotations")

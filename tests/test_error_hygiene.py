@@ -14,7 +14,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from kplane.core.server.apiserver import APIServer, ServerConfig
-from kplane.core.server.app import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE, UNEXPECTED, status_errors
+from kplane.core.registry.storeerr import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE
+from kplane.core.server.app import UNEXPECTED, status_errors
 from tests.etcd_process import EtcdProcess
 
 CMS = "/api/v1/namespaces/default/configmaps"

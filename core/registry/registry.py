@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kplane.core.registry import scale
+from kplane.core.registry import scale, storeerr
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.store import Store
@@ -49,6 +49,11 @@ class Registry:
         self._scales: dict[tuple[str, str], ScaleAdapter] = {}
         self._stores: dict[tuple[str, str, str], Store] = {}
         self._generation = -1
+
+    async def storage_health(self) -> str | None:
+        """Why the storage behind every Store cannot serve requests now (worded for a health
+        probe, see :func:`storeerr.health`); None when it can."""
+        return await storeerr.health(self.storage)
 
     def add_strategy(self, group: str, plural: str, strategy: Strategy, *, subresource: str = "") -> None:
         """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour.

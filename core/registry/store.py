@@ -22,10 +22,12 @@ from typing import Any
 import orjson
 
 from kplane.core.meta import clock, errors
+from kplane.core.meta.deleteoptions import DeleteOptions
 from kplane.core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from kplane.core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation
-from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions
+from kplane.core.registry import storeerr
+from kplane.core.registry.options import ListOptions, WatchOptions
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.scheme import ResourceType
@@ -96,12 +98,14 @@ class Store:
         return errors.invalid_object(self.resource.kind, self.resource.group, name, problems)
 
     # -- reads ------------------------------------------------------------------------------
+    @storeerr.interpreting
     async def get(self, ctx: RequestContext, name: str) -> StoredObject:
         kv = await self.storage.get(self.key(ctx.namespace, name))
         if kv is None:
             raise self._not_found(name)
         return StoredObject.from_kv(kv)
 
+    @storeerr.interpreting
     async def get_internal(self, namespace: str, name: str) -> Any | None:
         """The internal object, or None: for admission plugins and other stores."""
         kv = await self.storage.get(self.key(namespace, name))
@@ -124,6 +128,7 @@ class Store:
         if fields is not None:
             fields.validate(self.field_paths, own_labels=bool(self.strategy.selectable_fields))
 
+    @storeerr.interpreting
     async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage:
         self.check_field_selector(opts.field_selector)
         revision, start_after, min_revision = await self._list_start(ctx, opts)
@@ -139,9 +144,9 @@ class Store:
                 page = await self.storage.list(prefix, revision=revision, limit=want, start_after=start_after,
                                                min_revision=min_revision)
             except st.CompactedError:
-                raise errors.expired(_CONTINUE_EXPIRED if opts.continue_ else _too_old(revision, 0)) from None
+                raise storeerr.continue_expired() if opts.continue_ else storeerr.too_old(revision) from None
             except st.FutureRevisionError as err:
-                raise _too_large(err.requested, err.current) from None
+                raise storeerr.too_large(err) from None
             revision, min_revision = page.revision, None  # later pages: the first one's snapshot
             for kv in page.items:
                 # Matched against a decoded copy that is dropped at once: thousands of decoded
@@ -164,9 +169,9 @@ class Store:
                 page = await self.storage.list(self.key(ctx.namespace, name), revision=revision, limit=1,
                                                min_revision=min_revision)
             except st.CompactedError:
-                raise errors.expired(_too_old(revision, 0)) from None
+                raise storeerr.too_old(revision) from None
             except st.FutureRevisionError as err:
-                raise _too_large(err.requested, err.current) from None
+                raise storeerr.too_large(err) from None
             revision = page.revision
             kv = page.items[0] if page.items and page.items[0].key == self.key(ctx.namespace, name) else None
         else:
@@ -209,6 +214,7 @@ class Store:
         return 0, "", revision
 
     # -- writes -----------------------------------------------------------------------------
+    @storeerr.interpreting
     async def create(self, ctx: RequestContext, obj: Any) -> StoredObject:
         meta = obj.metadata
         self._check_namespace(ctx, obj)
@@ -253,6 +259,7 @@ class Store:
         await self.admission.validate(self._admission(Operation.CREATE, ctx, obj, None))
         return self.resource.encode(obj, self.resource.storage_version)
 
+    @storeerr.interpreting
     async def update(
         self, ctx: RequestContext, name: str, updater: Updater, *, force_allow_create: bool = False
     ) -> tuple[StoredObject, bool]:
@@ -330,11 +337,12 @@ class Store:
             return None  # the retry re-runs the updater on the fresh object; a pinned RV then conflicts
         return StoredObject.from_wire(wire, new_kv.mod_revision)
 
+    @storeerr.interpreting
     async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[StoredObject, bool]:
         """Delete, or start deleting: an object with finalizers, or one its strategy gives a grace
         period (:meth:`Strategy.grace_period`), is only marked with a deletionTimestamp and stays
-        until they are done. Returns the object and whether it is gone (``registry.Store.Delete``)."""
-        opts.check()
+        until they are done. Returns the object and whether it is gone (``registry.Store.Delete``).
+        ``opts`` are valid (:meth:`DeleteOptions.check`: the HTTP layer checks a request's once)."""
         key = self.key(ctx.namespace, name)
         marked: StoredObject | None = None  # what this call wrote, once it marked the object
         while True:  # a retry only follows another writer's success, so this ends
@@ -369,8 +377,9 @@ class Store:
                 except (st.ConflictError, st.KeyNotFoundError):
                     continue
                 marked = StoredObject.from_wire(wire, written.mod_revision)
-                if opts.precondition_resource_version is not None:  # a retry must not trip on this write
-                    opts = dataclasses.replace(opts, precondition_resource_version=marked.obj["metadata"]["resourceVersion"])
+                if opts.preconditions.resource_version is not None:  # a retry must not trip on this write
+                    written_rv = marked.obj["metadata"]["resourceVersion"]
+                    opts = dataclasses.replace(opts, preconditions=dataclasses.replace(opts.preconditions, resource_version=written_rv))
             if keep or meta.deletion_grace_period_seconds:
                 return marked, False
             if ctx.dry_run:  # a grace period of 0: it would go now
@@ -418,6 +427,7 @@ class Store:
             return None
         return StoredObject.from_kv(gone)
 
+    @storeerr.interpreting
     async def delete_collection(self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions) -> ListPage:
         """Delete every match, one by one (not atomic, as in Kubernetes); the answer is the list
         as it was read before the deletes, as ``Store.DeleteCollection`` answers (its
@@ -435,14 +445,14 @@ class Store:
 
     def _check_preconditions(self, name: str, obj: Any, opts: DeleteOptions) -> None:
         """Worded as ``rest.BeforeDelete`` words them (on the kind, as Kubernetes names it there)."""
-        meta, kind = obj.metadata, self.resource.kind
-        if opts.precondition_uid is not None and opts.precondition_uid != meta.uid:
+        meta, kind, wanted = obj.metadata, self.resource.kind, opts.preconditions
+        if wanted.uid is not None and wanted.uid != meta.uid:
             raise errors.conflict(kind, self.resource.group, name,
-                                  f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in record ({meta.uid}). "
+                                  f"the UID in the precondition ({wanted.uid}) does not match the UID in record ({meta.uid}). "
                                   "The object might have been deleted and then recreated")
-        if opts.precondition_resource_version is not None and opts.precondition_resource_version != meta.resource_version:
+        if wanted.resource_version is not None and wanted.resource_version != meta.resource_version:
             raise errors.conflict(kind, self.resource.group, name,
-                                  f"the ResourceVersion in the precondition ({opts.precondition_resource_version}) does not match "
+                                  f"the ResourceVersion in the precondition ({wanted.resource_version}) does not match "
                                   f"the ResourceVersion in record ({meta.resource_version}). The object might have been modified")
 
     def _check_name(self, obj: Any, name: str) -> None:
@@ -463,10 +473,12 @@ class Store:
         return AdmissionRequest(op, self.resource, self.subresource, ctx.namespace, name, obj, old, ctx)
 
     # -- watch ------------------------------------------------------------------------------
+    @storeerr.interpreting
     async def watch(self, ctx: RequestContext, opts: WatchOptions) -> AsyncIterator[WatchEvent]:
         """Events after ``resourceVersion``; with "" or "0", the current objects first as ADDED.
 
-        Raises a 410 APIError before the first event when the version is compacted.
+        Raises a 410 APIError before the first event when the version is compacted, and a 503 or
+        504 one (:mod:`~kplane.core.registry.storeerr`) when storage fails, mid-stream too.
         """
         self.check_field_selector(opts.field_selector)
         labels, fields = opts.label_selector, opts.field_selector
@@ -496,14 +508,15 @@ class Store:
         exact_key = not prefix.endswith("/")
         stream = self.storage.watch(prefix, from_revision=since)
         try:
-            async for event in stream:
-                if exact_key and event.kv.key != prefix:
-                    continue
-                out = self._filter(event, labels, fields)
-                if out is not None:
-                    yield out
+            with storeerr.interpreted(f"watch {self.resource.plural}"):  # an outage mid-stream too
+                async for event in stream:
+                    if exact_key and event.kv.key != prefix:
+                        continue
+                    out = self._filter(event, labels, fields)
+                    if out is not None:
+                        yield out
         except st.CompactedError as err:
-            raise errors.expired(_too_old(since, err.compacted)) from None
+            raise storeerr.too_old(since, err.compacted) from None
         except st.WatcherOverflowError:
             return  # too slow to keep up: the stream ends and the client watches again from its last RV
         finally:
@@ -568,21 +581,6 @@ def _parse_rv(text: str) -> int:
     if value < 0:
         raise errors.bad_request(f'invalid resource version "{text}"')
     return value
-
-
-def _too_old(requested: int, compacted: int) -> str:
-    return f"too old resource version: {requested} ({compacted + 1})"
-
-
-def _too_large(requested: int, current: int) -> errors.APIError:
-    return errors.timeout(f"Too large resource version: {requested}, current: {current}",
-                          causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}])
-
-
-_CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter."
-)
 
 
 def _encode_continue(revision: int, start_after: str) -> str:

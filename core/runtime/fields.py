@@ -45,6 +45,8 @@ __all__ = [
     "Bytes",
     "Dict",
     "Float",
+    "INT64_MAX",
+    "INT64_MIN",
     "Int",
     "IntOrString",
     "List",
@@ -57,6 +59,9 @@ __all__ = [
     "go_zero",
     "merge_by",
 ]
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # Go's int64, the type of every integer field of the API
 
 
 class Str(fields.String):
@@ -75,7 +80,7 @@ class Int(fields.Integer):
         if isinstance(value, bool):  # bool is an int subclass in Python, never in JSON
             raise self.make_error("invalid", input=value)
         number = super()._validated(value)
-        if not -(2**63) <= number < 2**63:
+        if not INT64_MIN <= number <= INT64_MAX:
             raise self.make_error("too_large")
         return number
 

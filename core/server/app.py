@@ -18,7 +18,6 @@ from kplane.core.server.filterchain import FilterChain
 from kplane.core.server.filters import RequestLimits, max_in_flight, request_timeout
 from kplane.core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
 from kplane.core.server.openapi import OpenAPI
-from kplane.core.storage.interface import StorageTimeoutError, UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +36,9 @@ VERSION = {
 LIFECYCLE = web.AppKey("lifecycle", health.Lifecycle)
 
 
-# What a client is told when something fails below the API: never the exception's text, which
-# may carry a storage endpoint, a file path or a Python repr. The server's log keeps the detail.
-STORAGE_TIMEOUT = "storage did not answer in time; the request may or may not have been carried out"
-STORAGE_UNAVAILABLE = "storage is unavailable; try again later"
+# What a client is told when something unexpected fails: never the exception's text, which may
+# carry a file path or a Python repr. The server's log keeps the detail. (Storage failures reach
+# here as APIErrors already: the registry translates them, see kplane.core.registry.storeerr.)
 UNEXPECTED = "an unexpected error occurred while serving the request; the server's log has the details"
 
 
@@ -51,12 +49,6 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
         return await handler(request)
     except errors.APIError as err:
         return negotiation.status_response(request, err)
-    except StorageTimeoutError as err:  # the write may have happened: the client must re-read
-        log.warning("%s %s: %s", request.method, request.path, err)
-        return negotiation.status_response(request, errors.timeout(STORAGE_TIMEOUT))
-    except UnavailableError as err:
-        log.warning("%s %s: %s", request.method, request.path, err)
-        return negotiation.status_response(request, errors.unavailable(STORAGE_UNAVAILABLE, retry_after=1))
     except web.HTTPNotFound:
         return negotiation.status_response(
             request, errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource")
@@ -95,7 +87,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v3 are exact there.
     app.router.add_get("/version", version)
     app.router.add_get("/version/", version)
-    live, ready = health.standard_checks(registry.storage, lifecycle)
+    live, ready = health.standard_checks(registry.storage_health, lifecycle)
     health.install(app.router, "livez", live)
     health.install(app.router, "readyz", ready)
     health.install(app.router, "healthz", ready)

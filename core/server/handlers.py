@@ -17,7 +17,7 @@ import orjson
 from aiohttp import web
 
 from kplane.core.managedfields import fieldmanager
-from kplane.core.meta import errors
+from kplane.core.meta import deleteoptions, errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
 from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
@@ -326,7 +326,7 @@ def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_
 
 def _delete_options_versions(rt: ResourceType) -> list[str]:
     """The apiVersions a DeleteOptions body for ``rt`` may name: meta's, and those of ``rt``'s group."""
-    return [*params.DELETE_OPTIONS_VERSIONS, *(GroupVersion(rt.group, version).api_version for version in rt.versions)]
+    return [*deleteoptions.API_VERSIONS, *(GroupVersion(rt.group, version).api_version for version in rt.versions)]
 
 
 def _not_found() -> errors.APIError:

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from kplane.core.storage.interface import Storage, StorageError, StorageTimeoutError
-
 log = logging.getLogger(__name__)
 
 FAILED = 503  # a failed check (kube's healthz says 500; see the module docstring)
@@ -44,21 +42,10 @@ class Check:
     run: CheckFn
 
 
-def standard_checks(storage: Storage, lifecycle: Lifecycle) -> tuple[list[Check], list[Check]]:
-    """(liveness checks, readiness checks)."""
+def standard_checks(storage: CheckFn, lifecycle: Lifecycle) -> tuple[list[Check], list[Check]]:
+    """(liveness checks, readiness checks); ``storage`` is the registry's storage check."""
 
     async def ping() -> str | None:
-        return None
-
-    async def etcd() -> str | None:
-        try:
-            await storage.health()
-        except StorageTimeoutError as err:
-            log.debug("storage health check: %s", err)
-            return "the storage did not answer in time"
-        except StorageError as err:
-            log.debug("storage health check: %s", err)
-            return "the storage is unavailable"
         return None
 
     async def started() -> str | None:
@@ -68,7 +55,7 @@ def standard_checks(storage: Storage, lifecycle: Lifecycle) -> tuple[list[Check]
         return "the server is shutting down" if lifecycle.stopping else None
 
     live = [Check("ping", ping)]
-    return live, [*live, Check("etcd", etcd), Check("poststarthook/kplane-start", started), Check("shutdown", shutdown)]
+    return live, [*live, Check("etcd", storage), Check("poststarthook/kplane-start", started), Check("shutdown", shutdown)]
 
 
 def _text(status: int, text: str) -> web.Response:

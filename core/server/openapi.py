@@ -58,7 +58,7 @@ import orjson
 from aiohttp import web
 from marshmallow import fields as mfields
 
-from kplane.core.meta import errors
+from kplane.core.meta import deleteoptions, errors
 from kplane.core.patching.mediatypes import PATCH_TYPES
 from kplane.core.registry.registry import Endpoint, Registry
 from kplane.core.runtime import fields
@@ -162,26 +162,8 @@ class StatusSchema(Schema):
     code = fields.Int(metadata={"description": "The HTTP status code of the response."})
 
 
-class PreconditionsSchema(Schema):
-    """Conditions the object must meet for a deletion to go ahead."""
-
-    uid = fields.Str(metadata={"description": "Delete only if the object still has this UID."})
-    resource_version = fields.Str(metadata={"description": "Delete only if the object is still at this resourceVersion."})
-
-
-class DeleteOptionsSchema(Schema):
-    """Options of a deletion, in the body; without a body, from query parameters of the same names."""
-
-    api_version = fields.Str(metadata={"description": _API_VERSION_TEXT})
-    kind = fields.Str(metadata={"description": _KIND_TEXT})
-    grace_period_seconds = fields.Int(metadata={"description": "Seconds the object may take to terminate; 0 deletes it at once."})
-    preconditions = fields.Nested(PreconditionsSchema, metadata={"description": "Refuse the deletion unless these hold."})
-    orphan_dependents = fields.Bool(metadata={"description": "Deprecated: true means propagationPolicy Orphan."})
-    propagation_policy = fields.Str(
-        metadata={"description": "What happens to dependents: Orphan leaves them, Background deletes them after "
-                  "the owner is gone, Foreground before the owner goes."}
-    )
-    dry_run = fields.List(fields.Str(), metadata={"description": "All: check the deletion without carrying it out."})
+DeleteOptionsSchema = deleteoptions.schema(api_version=fields.Str(metadata={"description": _API_VERSION_TEXT}),
+                                           kind=fields.Str(metadata={"description": _KIND_TEXT}))
 
 
 class PatchSchema(Schema):

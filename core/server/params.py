@@ -11,17 +11,17 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from multidict import MultiMapping
 
 from kplane.core.managedfields.fieldmanager import FIELD_MANAGER_MAX_LENGTH
-from kplane.core.meta import errors
+from kplane.core.meta import deleteoptions, errors
+from kplane.core.meta.deleteoptions import DeleteOptions, dry_run_problems
 from kplane.core.meta.selectors import parse_field_selector, parse_label_selector
-from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions, dry_run_problems
+from kplane.core.registry.options import ListOptions, WatchOptions
+from kplane.core.runtime.fields import INT64_MAX, INT64_MIN
 from kplane.core.runtime.scheme import IGNORE, STRICT, WARN
 
 FIELD_VALIDATION = (IGNORE, WARN, STRICT)
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
@@ -137,81 +137,28 @@ def watch_options(query: Mapping[str, str]) -> WatchOptions:
 
 def delete_options(query: MultiMapping[str], body: object, api_versions: Collection[str]) -> DeleteOptions:
     """DeleteOptions as kube-apiserver reads them: from the body when there is one (kubectl),
-    else from the query (the Python client); then validated, so a bad request deletes nothing.
+    else from the query (the Python client); then validated, once, so a bad request deletes nothing.
 
     One deliberate difference: ``?dryRun=All`` is honoured even beside a body, which
     kube-apiserver would ignore. A dry run asked for anywhere must never delete for real.
-    ``api_versions``: the apiVersions a body may name: :data:`DELETE_OPTIONS_VERSIONS` and the
+    ``api_versions``: the apiVersions a body may name: :data:`deleteoptions.API_VERSIONS` and the
     resource's own group/versions (Kubernetes registers DeleteOptions in every group).
     """
     query_dry_run = [v for v in query.getall("dryRun", []) if v]
     if body is None:
-        opts = DeleteOptions(dry_run=query_dry_run)
-        if query.get("gracePeriodSeconds"):
-            opts.grace_period_seconds = integer(query, "gracePeriodSeconds")
-        if "orphanDependents" in query:
-            opts.orphan_dependents = flag(query, "orphanDependents")
-        opts.propagation_policy = query.get("propagationPolicy")
-    else:
-        opts = _delete_options_body(body, api_versions)
-        opts.dry_run += [v for v in query_dry_run if v not in opts.dry_run]
+        body = {key: _query_value(query, key, kind) for key, kind in deleteoptions.QUERY.items()}
+    opts = deleteoptions.decode(body, api_versions)
+    opts.dry_run += [v for v in query_dry_run if v not in opts.dry_run]
     opts.check()
     return opts
 
 
-DELETE_OPTIONS_VERSIONS = ("v1", "meta.k8s.io/v1", "meta.k8s.io/v1beta1")  # "v1": what the dynamic client sends
-
-
-def _delete_options_body(body: object, api_versions: Collection[str]) -> DeleteOptions:
-    """A DeleteOptions body, typed as Go decodes it: a wrong type is 400, unknown fields are ignored."""
-    if not isinstance(body, dict):
-        raise errors.bad_request(f"the body of a delete must be a DeleteOptions object, not {_json_type(body)}")
-    kind, api_version = body.get("kind"), body.get("apiVersion")
-    if kind not in (None, "", "DeleteOptions"):
-        raise errors.bad_request(f'the body of a delete must be DeleteOptions, not {_shown(kind)}')
-    if api_version not in (None, "", *api_versions):
-        raise errors.bad_request(f"DeleteOptions is not known in apiVersion {_shown(api_version)}")
-    grace = _typed(body, "gracePeriodSeconds", int)
-    if grace is not None and not INT64_MIN <= grace <= INT64_MAX:
-        raise errors.bad_request(f"DeleteOptions.gracePeriodSeconds is out of range of int64: {grace}")
-    preconditions = _typed(body, "preconditions", dict) or {}
-    dry_run = _typed(body, "dryRun", list) or []
-    if not all(isinstance(value, str) for value in dry_run):
-        raise errors.bad_request("DeleteOptions.dryRun must be a list of strings")
-    return DeleteOptions(
-        propagation_policy=_typed(body, "propagationPolicy", str),
-        orphan_dependents=_typed(body, "orphanDependents", bool),
-        precondition_uid=_typed(preconditions, "uid", str, "preconditions."),
-        precondition_resource_version=_typed(preconditions, "resourceVersion", str, "preconditions."),
-        grace_period_seconds=grace,
-        dry_run=list(dry_run),
-    )
-
-
-def _typed(data: dict[str, Any], key: str, kind: type, prefix: str = "") -> Any:
-    """``data[key]`` when it is JSON of ``kind`` (None when absent or null), else 400."""
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
-        return value
-    wanted = {int: "an integer", str: "a string", bool: "a boolean", dict: "an object", list: "a list"}[kind]
-    raise errors.bad_request(f"DeleteOptions.{prefix}{key} must be {wanted}, not {_json_type(value)}")
-
-
-def _json_type(value: object) -> str:
-    """How JSON names ``value``'s type, for messages (never a Python repr)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def _shown(value: object) -> str:
-    """A client's value quoted for a message: strings as JSON strings, other types by name."""
-    return orjson.dumps(value).decode() if isinstance(value, str) else _json_type(value)
+def _query_value(query: MultiMapping[str], key: str, kind: Any) -> object:
+    """One DeleteOptions query parameter as the JSON value a body would give (None: not set)."""
+    if kind is int:
+        return integer(query, key) if query.get(key) else None
+    if kind is bool:
+        return flag(query, key) if key in query else None
+    if kind is str:
+        return query.get(key)
+    return [v for v in query.getall(key, []) if v]  # list[str], the one other type of a query option
