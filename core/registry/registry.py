@@ -1,4 +1,5 @@
-"""The Registry: one Store per resource and subresource, built from the scheme and strategies."""
+"""The Registry: one Store per resource and subresource, built from the scheme and strategies,
+and the object serving each (its capabilities: :mod:`kplane.core.registry.rest`)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,6 @@ class ParentREST(Served):
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.strategy = store.strategy
         self.verbs, self.kind, self.schema, self.protobuf = store.verbs, store.kind, store.schema, store.protobuf
 
     async def get(self, ctx: RequestContext, name: str) -> StoredObject:
