@@ -156,8 +156,12 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     Receives:
 
     - ``registry``: the server's :class:`~kplane.core.registry.registry.Registry`. Register the main
-      resource and each subresource (``"status"``) separately with ``registry.add_strategy``;
-      ``registry.add_scale`` serves a ``scale`` subresource.
+      resource and each subresource (``"status"``) separately with ``registry.add_strategy``: a
+      subresource's strategy reads and writes the parent (get, update, patch), or, with an
+      ``apply_post`` method, takes a POSTed body (create, as ``pods/binding``);
+      ``registry.add_scale`` serves a ``scale`` subresource. The verbs served, and listed by
+      discovery and OpenAPI, are those of the object serving each one
+      (:mod:`kplane.core.registry.rest`), narrowed by a strategy's ``verbs``.
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).
 

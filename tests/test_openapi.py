@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from kplane.core.meta.schemas import ObjectMetaSchema
-from kplane.core.registry.registry import SCALE_ENDPOINT, Endpoint
+from kplane.core.registry.registry import Endpoint
+from kplane.core.registry.scale import ScaleAdapter, ScaleREST
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS
 from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersion
@@ -49,6 +50,7 @@ CORE_V1 = "io.k8s.api.core.v1."
 APPS_V1 = "io.k8s.api.apps.v1."
 META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
 RESOURCE, STATUS = Endpoint(tuple(sorted(RESOURCE_VERBS))), Endpoint(tuple(sorted(SUBRESOURCE_VERBS)))
+SCALE_ENDPOINT = Endpoint.of(ScaleREST(None, ScaleAdapter()))  # type: ignore[arg-type]  # the class declares it all
 
 
 async def _document(api: Client, key: str) -> dict[str, Any]:

@@ -1,41 +1,42 @@
-"""The Registry: one Store per resource and subresource, built from the scheme and strategies."""
+"""The Registry: one Store per resource and subresource, built from the scheme and strategies,
+and the object serving each (its capabilities: :mod:`kplane.core.registry.rest`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kplane.core.registry import scale, storeerr
+from kplane.core.registry import storeerr
 from kplane.core.registry.admission import AdmissionChain
-from kplane.core.registry.scale import ScaleAdapter
+from kplane.core.registry.rest import Served, capabilities, verbs_of
+from kplane.core.registry.scale import ScaleAdapter, ScaleREST
 from kplane.core.registry.store import Store
-from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, PostSubresource, Strategy, verbs_of
+from kplane.core.registry.strategy import Strategy
+from kplane.core.registry.subresources import serving
 from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.runtime.schema import Schema
 from kplane.core.runtime.scheme import Scheme
 from kplane.core.storage.interface import Storage
 
-# The verbs a named subresource can be reached with (the router sends no list, watch or
-# deletecollection to a subresource).
-_SUBRESOURCE_REACHABLE = frozenset({"create", "get", "patch", "update"})
-
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """What one resource or subresource supports, read by the router (which answers other verbs
-    with 405), discovery and OpenAPI (which list these), from the strategy's declarations."""
+    """What one resource or subresource serves, as discovery and OpenAPI list it: the verbs its
+    serving object has the capabilities for (:func:`~kplane.core.registry.rest.verbs_of`), and the
+    kind it declares."""
 
     verbs: tuple[str, ...]  # sorted, as kube-apiserver lists them
     kind: GroupVersionKind | None = None  # None: the parent's kind, in the version asked for
     schema: type[Schema] | None = None  # the schema of ``kind`` when it is not the parent's
     returns_deleted: bool = False  # a finished DELETE answers with the object, not a Status
 
-
-SCALE_ENDPOINT = Endpoint(tuple(sorted(SUBRESOURCE_VERBS)), GroupVersionKind(scale.GROUP, scale.VERSION, scale.KIND),
-                          scale.ScaleSchema)
+    @classmethod
+    def of(cls, served: Served) -> Endpoint:
+        return cls(verbs_of(served), served.kind, served.schema, served.returns_deleted)
 
 
 class Registry:
-    """Where the HTTP layer and admission plugins find a resource's Store.
+    """Where the HTTP layer and admission plugins find a resource's Store, and the object serving
+    each resource and subresource (:meth:`rest`).
 
     Stores are made on first use, so kinds and strategies may be added while the server runs.
     A kind registered without a strategy gets the default :class:`Strategy`.
@@ -58,13 +59,17 @@ class Registry:
     def add_strategy(self, group: str, plural: str, strategy: Strategy, *, subresource: str = "") -> None:
         """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour.
 
-        Raises ValueError when the strategy declares verbs it cannot serve there."""
-        verbs = verbs_of(strategy, subresource)
-        allowed = _SUBRESOURCE_REACHABLE if subresource else RESOURCE_VERBS
-        if not verbs or not verbs <= allowed:
-            raise ValueError(f"{plural}{'/' + subresource if subresource else ''}: verbs {sorted(verbs)} must be some of {sorted(allowed)}")
-        if subresource and "create" in verbs and not isinstance(strategy, PostSubresource):
-            raise ValueError(f"{plural}/{subresource}: the verb create needs a strategy with apply_post (PostSubresource)")
+        A subresource's strategy with ``apply_post`` (:class:`~kplane.core.registry.strategy.PostSubresource`)
+        takes POST; any other reads and writes the parent. Raises ValueError when the strategy
+        declares verbs the object serving it has no capability for."""
+        declared = strategy.verbs
+        able = capabilities(serving(strategy) if subresource else Store)
+        if declared is not None and (not declared or not declared <= able):
+            where = f"{plural}{'/' + subresource if subresource else ''}"
+            why = f"{where}: verbs {sorted(declared)} must be some of {sorted(able)}"
+            if subresource and "create" in declared:
+                why += "; the verb create needs a strategy with apply_post (PostSubresource)"
+            raise ValueError(why)
         self._strategies[(group, plural, subresource)] = strategy
         self.scheme.changed()  # new subresources show in discovery; stores are rebuilt
 
@@ -73,32 +78,30 @@ class Registry:
         self._scales[(group, plural)] = adapter
         self.scheme.changed()
 
-    def scale(self, group: str, plural: str) -> ScaleAdapter | None:
-        return self._scales.get((group, plural))
-
     def subresources(self, group: str, plural: str) -> list[str]:
         subs = {sub for g, p, sub in self._strategies if (g, p) == (group, plural) and sub}
         if (group, plural) in self._scales:
             subs.add("scale")
         return sorted(subs)
 
-    def endpoint(self, group: str, plural: str, subresource: str = "") -> Endpoint | None:
-        """What ``plural.group`` (or its ``subresource``) supports; None when it is not served."""
-        if subresource == "scale":
-            return SCALE_ENDPOINT if (group, plural) in self._scales else None
-        strategy = self.strategy(group, plural, subresource)
-        if strategy is None:
-            return None
-        return Endpoint(tuple(sorted(verbs_of(strategy, subresource))), strategy.response_kind, strategy.response_schema,
-                        strategy.return_deleted_object)
+    def rest(self, group: str, plural: str, subresource: str = "") -> Served | None:
+        """The object serving ``plural.group`` (or its ``subresource``); None when it is not served."""
+        parent = self.store(group, plural)
+        if parent is None or not subresource:
+            return parent
+        adapter = self._scales.get((group, plural))
+        if subresource == "scale" and adapter is not None:
+            return ScaleREST(parent, adapter)
+        store = self.store(group, plural, subresource)
+        return serving(store.strategy)(store) if store is not None else None
 
     def endpoints(self, group: str, plural: str) -> dict[str, Endpoint]:
         """The resource's own endpoint (key "") and each of its subresources', as served."""
         found = {}
         for sub in ["", *self.subresources(group, plural)]:
-            endpoint = self.endpoint(group, plural, sub)
-            if endpoint is not None:
-                found[sub] = endpoint
+            served = self.rest(group, plural, sub)
+            if served is not None:
+                found[sub] = Endpoint.of(served)
         return found
 
     def strategy(self, group: str, plural: str, subresource: str = "") -> Strategy | None:

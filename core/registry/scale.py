@@ -4,6 +4,8 @@ A plugin says where the counts and the selector live (like a CRD's scale subreso
 ``kubectl scale``, HPA-style clients and the Python client's ``*_scale`` calls work::
 
     registry.add_scale("apps", "deployments", ScaleAdapter())
+
+The registry then serves ``deployments/scale`` with a :class:`ScaleREST` over the Deployments' Store.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ from kplane.core.meta.protobuf import OBJECT_META
 from kplane.core.meta.schemas import ObjectMetaSchema
 from kplane.core.meta.selectors import format_label_selector
 from kplane.core.registry.printing import dig
+from kplane.core.registry.rest import Served, UpdateFunc
+from kplane.core.registry.store import Store
+from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import fields
+from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.runtime.protobuf import Field, Message
+from kplane.core.runtime.scheme import IGNORE
 from kplane.core.runtime.schema import Schema, load, shape_of
 
 GROUP, VERSION, KIND = "autoscaling", "v1", "Scale"
@@ -84,6 +91,44 @@ class ScaleAdapter:
         for part in parents:
             obj = obj.setdefault(part, {})
         obj[last] = replicas
+
+
+class ScaleREST(Served):
+    """get, update and patch of autoscaling/v1 Scale, read from and written to the parent object
+    in the parent's Store (``ScaleREST`` of the apps registry)."""
+
+    kind = GroupVersionKind(GROUP, VERSION, KIND)
+    schema = ScaleSchema
+    protobuf = PROTOBUF
+    own_kind = True
+
+    def __init__(self, store: Store, adapter: ScaleAdapter) -> None:
+        self.store = store
+        self.adapter = adapter
+
+    async def get(self, ctx: RequestContext, name: str) -> dict[str, Any]:
+        return self.adapter.scale_of((await self.store.get(ctx, name)).obj)
+
+    async def update(self, ctx: RequestContext, name: str, updater: UpdateFunc, *,
+                     force_allow_create: bool = False) -> tuple[dict[str, Any], bool]:
+        """``updater`` turns the current Scale into the wanted one; the parent's replica count
+        follows. The parent's new state is decoded by ``ctx.decode`` (recording the write in its
+        managedFields), or, without one, only decoded. A Scale never creates its parent."""
+        rt, storage = self.store.resource, self.store.resource.storage_version
+
+        def decode(old: dict[str, Any], new: dict[str, Any]) -> Any:
+            return rt.decode(new, storage, IGNORE)[0]
+
+        async def parent(old: Any) -> Any:
+            current = rt.encode(old, storage)
+            replicas, resource_version = desired_replicas(await updater(self.adapter.scale_of(current)), name, ctx.namespace)
+            scaled = rt.encode(old, storage)
+            self.adapter.set_replicas(scaled, replicas)
+            scaled["metadata"]["resourceVersion"] = resource_version or None
+            return (ctx.decode or decode)(current, scaled)
+
+        stored, _ = await self.store.update(ctx, name, parent)
+        return self.adapter.scale_of(stored.obj), False
 
 
 def desired_replicas(scale: Any, name: str, namespace: str = "") -> tuple[int, str]:

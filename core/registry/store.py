@@ -1,7 +1,8 @@
 """The generic registry Store: one resource's create/get/list/update/delete/watch.
 
 This is k8s.io/apiserver's ``registry.Store``: everything every kind shares lives here (system
-metadata, generateName, optimistic concurrency, dry run, preconditions, finalizers, selectors,
+metadata, generateName, optimistic concurrency, dry run (writes to a
+:class:`~kplane.core.registry.dryrun.DryRunStorage`), preconditions, finalizers, selectors,
 pagination, watch semantics) and the kind's own rules come from its
 :class:`~kplane.core.registry.strategy.Strategy`. Objects cross this layer's boundary as internal
 objects on the way in and as :class:`~kplane.core.registry.stored.StoredObject` (the storage version)
@@ -14,7 +15,7 @@ import base64
 import binascii
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -27,13 +28,14 @@ from kplane.core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSele
 from kplane.core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation
 from kplane.core.registry import storeerr
+from kplane.core.registry.dryrun import DryRunStorage
 from kplane.core.registry.options import ListOptions, WatchOptions
+from kplane.core.registry.rest import Served, UpdateFunc
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.scheme import ResourceType
 from kplane.core.storage import interface as st
 
-Updater = Callable[[Any], Awaitable[Any]]
 GENERATE_NAME_ATTEMPTS = 8
 
 
@@ -61,8 +63,9 @@ class _FinishDeletion(Exception):
         self.kv = kv
 
 
-class Store:
-    """Create, read, update, delete and watch one resource (or one of its subresources)."""
+class Store(Served):
+    """Create, read, update, delete and watch one resource (or, wrapped by the object serving
+    it, one of its subresources): it has every resource capability of :mod:`~kplane.core.registry.rest`."""
 
     def __init__(
         self,
@@ -80,6 +83,9 @@ class Store:
         self.subresource = subresource
         self.prefix = f"/registry/{resource.group or 'core'}/{resource.plural}/"
         self.field_paths = dict(strategy.selectable_fields or META_FIELDS)
+        self.verbs = strategy.verbs
+        self.kind, self.schema, self.protobuf = strategy.response_kind, strategy.response_schema, strategy.response_protobuf
+        self.returns_deleted = strategy.return_deleted_object
 
     # -- keys and errors --------------------------------------------------------------------
     def key(self, namespace: str, name: str) -> str:
@@ -214,9 +220,15 @@ class Store:
         return 0, "", revision
 
     # -- writes -----------------------------------------------------------------------------
+    def _writes_to(self, ctx: RequestContext) -> st.Storage:
+        """Where a write goes: the storage, or for a dry run a :class:`DryRunStorage` over it,
+        which checks and answers writes as the storage would but keeps none."""
+        return DryRunStorage(self.storage) if ctx.dry_run else self.storage
+
     @storeerr.interpreting
     async def create(self, ctx: RequestContext, obj: Any) -> StoredObject:
         meta = obj.metadata
+        storage = self._writes_to(ctx)
         self._check_namespace(ctx, obj)
         if meta.resource_version:
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
@@ -230,12 +242,8 @@ class Store:
                 meta.name = self.strategy.generate_name(meta.generate_name)
             wire = await self._prepare_create(ctx, obj)
             key = self.key(meta.namespace or "", meta.name)
-            if ctx.dry_run:
-                if await self.storage.get(key) is None:
-                    return StoredObject.from_wire(wire, 0)
-                continue
             try:
-                kv = await self.storage.create(key, storage_bytes(wire))
+                kv = await storage.create(key, storage_bytes(wire))
             except st.KeyExistsError:
                 continue
             return StoredObject.from_wire(wire, kv.mod_revision)
@@ -261,14 +269,15 @@ class Store:
 
     @storeerr.interpreting
     async def update(
-        self, ctx: RequestContext, name: str, updater: Updater, *, force_allow_create: bool = False
+        self, ctx: RequestContext, name: str, updater: UpdateFunc, *, force_allow_create: bool = False
     ) -> tuple[StoredObject, bool]:
         """Apply ``updater`` (old internal object -> new one) with compare-and-swap, retried on
         conflicts that the request itself did not pin. Returns the stored object and whether it
         was created."""
         key = self.key(ctx.namespace, name)
+        storage = self._writes_to(ctx)
         while True:  # a retry only follows another writer's success, so this ends
-            kv = await self.storage.get(key)
+            kv = await storage.get(key)
             if kv is None:
                 if not (self.strategy.allow_create_on_update or force_allow_create) or self.subresource:
                     raise self._not_found(name)
@@ -282,14 +291,14 @@ class Store:
                         continue  # lost a race with another creator: update what it made
                     raise
             try:
-                result = await self._update_existing(ctx, name, kv, updater)
+                result = await self._update_existing(ctx, storage, name, kv, updater)
             except _FinishDeletion as done:
-                result = await self._finish_deletion(ctx, done.kv)
+                result = await self._finish_deletion(storage, done.kv)
             if result is not None:
                 return result, False
 
     async def _update_existing(
-        self, ctx: RequestContext, name: str, kv: st.KeyValue, updater: Updater
+        self, ctx: RequestContext, storage: st.Storage, name: str, kv: st.KeyValue, updater: UpdateFunc
     ) -> StoredObject | None:
         """One attempt; None when another writer won the race and the caller should retry."""
         rt = self.resource
@@ -329,10 +338,8 @@ class Store:
             return StoredObject.from_kv(kv)
         if _deleted_by_update(old_meta, meta) and not self.strategy.prepare_for_delete(ctx, obj):
             raise _FinishDeletion(kv)
-        if ctx.dry_run:
-            return StoredObject.from_wire(wire, kv.mod_revision)
         try:
-            new_kv = await self.storage.update(kv.key, value, expected_revision=kv.mod_revision)
+            new_kv = await storage.update(kv.key, value, expected_revision=kv.mod_revision)
         except (st.ConflictError, st.KeyNotFoundError):
             return None  # the retry re-runs the updater on the fresh object; a pinned RV then conflicts
         return StoredObject.from_wire(wire, new_kv.mod_revision)
@@ -344,9 +351,10 @@ class Store:
         until they are done. Returns the object and whether it is gone (``registry.Store.Delete``).
         ``opts`` are valid (:meth:`DeleteOptions.check`: the HTTP layer checks a request's once)."""
         key = self.key(ctx.namespace, name)
+        storage = self._writes_to(ctx)
         marked: StoredObject | None = None  # what this call wrote, once it marked the object
         while True:  # a retry only follows another writer's success, so this ends
-            kv = await self.storage.get(key)
+            kv = await storage.get(key)
             if kv is None:
                 if marked is not None:  # removed meanwhile by another deleter: done all the same
                     return marked, True
@@ -361,7 +369,7 @@ class Store:
             meta.finalizers = _gc_finalizers(meta.finalizers, opts.policy)
             keep = self.strategy.prepare_for_delete(ctx, obj) or bool(meta.finalizers)
             if not graceful and not keep:
-                result = await self._finish_deletion(ctx, kv)
+                result = await self._finish_deletion(storage, kv)
                 if result is not None:
                     return result, True
                 continue
@@ -369,11 +377,11 @@ class Store:
                 _mark_as_deleting(meta)
             wire = self.resource.encode(obj, self.resource.storage_version)
             value = storage_bytes(wire)
-            if ctx.dry_run or value == kv.value:
+            if value == kv.value:
                 written, marked = kv, StoredObject.from_wire(wire, kv.mod_revision)
             else:
                 try:
-                    written = await self.storage.update(key, value, expected_revision=kv.mod_revision)
+                    written = await storage.update(key, value, expected_revision=kv.mod_revision)
                 except (st.ConflictError, st.KeyNotFoundError):
                     continue
                 marked = StoredObject.from_wire(wire, written.mod_revision)
@@ -382,9 +390,7 @@ class Store:
                     opts = dataclasses.replace(opts, preconditions=dataclasses.replace(opts.preconditions, resource_version=written_rv))
             if keep or meta.deletion_grace_period_seconds:
                 return marked, False
-            if ctx.dry_run:  # a grace period of 0: it would go now
-                return marked, True
-            result = await self._finish_deletion(ctx, written)
+            result = await self._finish_deletion(storage, written)
             if result is not None:
                 return result, True
 
@@ -417,12 +423,10 @@ class Store:
             meta.generation += 1
         return True, False
 
-    async def _finish_deletion(self, ctx: RequestContext, kv: st.KeyValue) -> StoredObject | None:
+    async def _finish_deletion(self, storage: st.Storage, kv: st.KeyValue) -> StoredObject | None:
         """Remove the key if it is still at ``kv``'s revision; None when it changed meanwhile."""
-        if ctx.dry_run:
-            return StoredObject.from_kv(kv)
         try:
-            gone = await self.storage.delete(kv.key, expected_revision=kv.mod_revision)
+            gone = await storage.delete(kv.key, expected_revision=kv.mod_revision)
         except (st.ConflictError, st.KeyNotFoundError):
             return None
         return StoredObject.from_kv(gone)

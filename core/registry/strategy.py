@@ -19,11 +19,12 @@ from kplane.core.meta.errors import FieldError
 from kplane.core.meta.selectors import FieldPath
 from kplane.core.meta.validation import is_dns1123_subdomain
 from kplane.core.registry.printing import DEFAULT_COLUMNS, Column
+from kplane.core.registry.rest import VERBS
 from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.runtime.protobuf import Message
 
 #: What a resource supports unless its strategy says otherwise (kube-apiserver's generic Store).
-RESOURCE_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
+RESOURCE_VERBS = frozenset(VERBS)
 #: What a subresource that reads and writes its parent supports (a ``StatusREST``).
 SUBRESOURCE_VERBS = frozenset({"get", "patch", "update"})
 
@@ -41,6 +42,10 @@ class RequestContext:
     field_manager: str = ""
     user: str = "system:anonymous"
     warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
+    #: How the HTTP layer makes the internal object of a write from its wire form in the storage
+    #: version (``old``: the stored object's), recording the write in managedFields. A subresource
+    #: of a kind of its own that writes its parent (scale) decodes the parent's new state with it.
+    decode: Callable[[dict[str, Any], dict[str, Any]], Any] | None = None
 
 
 class Strategy:
@@ -66,10 +71,11 @@ class Strategy:
     return_deleted_object: bool = False
     #: What ``kubectl get`` shows (see :mod:`kplane.core.registry.printing`).
     columns: Sequence[Column] = DEFAULT_COLUMNS
-    #: The Kubernetes verbs clients may use on this resource or subresource: the router answers
-    #: any other with 405 and discovery lists exactly these. None: :data:`RESOURCE_VERBS` for a
-    #: resource; for a subresource ``create`` when it is a :class:`PostSubresource`, else
-    #: :data:`SUBRESOURCE_VERBS`.
+    #: The Kubernetes verbs clients may use on this resource or subresource, of those the object
+    #: serving it has the capabilities for (:mod:`kplane.core.registry.rest`): the router answers
+    #: any other with 405 and discovery lists exactly these. None: all of them, which is
+    #: :data:`RESOURCE_VERBS` for a resource; for a subresource ``create`` when it is a
+    #: :class:`PostSubresource`, else :data:`SUBRESOURCE_VERBS`.
     verbs: frozenset[str] | None = None
     #: The kind a subresource takes or answers when it is not its parent's (``pods/binding``
     #: takes a core/v1 Binding); discovery's ``kind`` / ``responseKind``.
@@ -124,15 +130,7 @@ class Strategy:
 class PostSubresource(Protocol):
     """A subresource strategy that takes POST (verb ``create``) instead of GET/PUT/PATCH, as
     ``pods/binding`` does: it turns the posted object (a kind of its own) into the parent's next
-    state, or raises."""
+    state, or raises. The registry serves it with a
+    :class:`~kplane.core.registry.subresources.PostREST`."""
 
     def apply_post(self, ctx: RequestContext, body: Any, obj: Any) -> Any: ...
-
-
-def verbs_of(strategy: Strategy, subresource: str) -> frozenset[str]:
-    """The verbs ``strategy`` serves as ``subresource`` ("" for the resource itself)."""
-    if strategy.verbs is not None:
-        return strategy.verbs
-    if not subresource:
-        return RESOURCE_VERBS
-    return frozenset({"create"}) if isinstance(strategy, PostSubresource) else SUBRESOURCE_VERBS

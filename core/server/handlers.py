@@ -1,8 +1,11 @@
 """Resource endpoints: one generic handler per verb, for every resource of every plugin.
 
 A request is routed here by URL shape (see :mod:`kplane.core.server.requestinfo`), looked up in the
-scheme and registry *per request* (groups come and go while the server runs), decoded with the
-version's schema, handed to the resource's Store, and answered in the version it was asked in.
+scheme and registry *per request* (groups come and go while the server runs), and handed to the
+object serving the resource or subresource, by the capability its verb needs
+(:mod:`kplane.core.registry.rest`): a verb it has none for is answered 405. Bodies of the
+resource's kind are decoded with the version's schema and answers converted to the version asked
+in; an object of a kind of its own (Scale, Binding) takes and answers that kind as it is.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -22,16 +25,16 @@ from kplane.core.meta.protobuf import DELETE_OPTIONS
 from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH
-from kplane.core.registry import scale
+from kplane.core.registry import rest
 from kplane.core.registry.registry import Registry
-from kplane.core.registry.store import Store, WatchEvent
+from kplane.core.registry.store import WatchEvent
 from kplane.core.registry.stored import StoredObject
-from kplane.core.registry.strategy import PostSubresource, RequestContext
+from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import protobuf
 from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.gvk import GroupVersion
 from kplane.core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
-from kplane.core.runtime.schema import Shape
+from kplane.core.runtime.schema import Shape, shape_of
 from kplane.core.server import listing, negotiation, params, partial_metadata, requestinfo, tables
 from kplane.core.server.decoding import Decoded
 from kplane.core.server.ownership import FieldTracker
@@ -41,11 +44,15 @@ DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 BOOKMARK_INTERVAL = 60.0
 
 # The Kubernetes verb of a request by method and whether it names an object (a GET of a
-# collection is list, or watch with ?watch); the resource's Endpoint says which it supports.
+# collection is list, or watch with ?watch); the serving object's capabilities say which it supports.
 _VERBS = {
     ("GET", False): "list", ("POST", False): "create", ("DELETE", False): "deletecollection",
     ("GET", True): "get", ("PUT", True): "update", ("PATCH", True): "patch", ("DELETE", True): "delete",
 }
+
+
+#: Serves one verb: the request, what it names, its resource, and the object serving it.
+Handler = Callable[[web.Request, RequestInfo, ResourceType, Any], Awaitable[web.StreamResponse]]
 
 
 class ResourceEndpoints:
@@ -57,6 +64,16 @@ class ResourceEndpoints:
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
         self.lists = listing.ListWriter()
         self._watches: set[asyncio.Task[Any]] = set()
+        # The handler of each verb: for objects serving their resource's kind, and for those
+        # serving a kind of their own.
+        self._objects: dict[str, Handler] = {
+            "get": self.get, "update": self.update, "patch": self.patch, "delete": self.delete,
+            "list": self.list_objects, "watch": self.watch, "deletecollection": self.delete_collection,
+            "create": self.create,
+        }
+        self._own_kind: dict[str, Handler] = {
+            "get": self.get_own, "update": self.update_own, "patch": self.patch_own, "create": self.create_own,
+        }
 
     async def close_watches(self, app: web.Application | None = None) -> None:
         """End every open watch stream, so a shutdown does not wait for their timeouts."""
@@ -70,8 +87,8 @@ class ResourceEndpoints:
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
             raise _not_found()
-        endpoint = self.registry.endpoint(info.group, info.resource, info.subresource)
-        if endpoint is None or (info.subresource and not info.name):
+        served = self.registry.rest(info.group, info.resource, info.subresource)
+        if served is None or (info.subresource and not info.name):
             raise _not_found()
         method = request.method
         verb = _VERBS.get((method, bool(info.name)))
@@ -79,29 +96,20 @@ class ResourceEndpoints:
             verb = "create"  # a POST to a named subresource, as pods/binding takes
         elif verb == "list" and params.flag(request.query, "watch"):
             verb = "watch"
-        if verb not in endpoint.verbs or (verb == "create" and rt.namespaced and not info.namespace):
+        if verb not in rest.verbs_of(served) or (verb == "create" and rt.namespaced and not info.namespace):
             raise errors.method_not_allowed(method, f"{rt.plural}{'/' + info.subresource if info.subresource else ''}")
-        if info.subresource == "scale":
-            return await self._scale(request, info, rt, verb)
-        store = self.registry.store(info.group, info.resource, info.subresource)
-        if store is None:
-            raise _not_found()
-        handlers = {
-            "get": self.get, "update": self.update, "patch": self.patch, "delete": self.delete,
-            "list": self.list_objects, "watch": self.watch, "deletecollection": self.delete_collection,
-            "create": self.post_subresource if info.subresource else self.create,
-        }
-        return await handlers[verb](request, info, rt, store)
+        handlers = self._own_kind if served.own_kind else self._objects
+        return await handlers[verb](request, info, rt, served)
 
     # -- reads ------------------------------------------------------------------------------
-    async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Getter) -> web.Response:
         view = self._view(request, info, rt)
         stored = await store.get(_context(info), info.name)
         if view is not None:
             return negotiation.json_response(200, view.object(stored), view.content_type)
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
 
-    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
+    async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Lister) -> web.StreamResponse:
         view = self._view(request, info, rt)
         opts = params.list_options(request.query)
         async with self.lists.turn():
@@ -125,7 +133,7 @@ class ResourceEndpoints:
         partial = partial_metadata.wanted(request)
         return partial_metadata.PartialMetadata(*partial, rt) if partial else None
 
-    async def watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
+    async def watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Watcher) -> web.StreamResponse:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
         view = self._view(request, info, rt)
@@ -173,20 +181,20 @@ class ResourceEndpoints:
         return line
 
     # -- writes -----------------------------------------------------------------------------
-    async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Creater) -> web.Response:
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
         ctx = _context(info, opts)
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
+        tracker = self._tracker(request, ctx, rt, info.version)
         obj, warnings = tracker.decode(rt, None, body, opts.field_validation, duplicates)
         stored = await store.create(ctx, obj)
         return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
-    async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Updater) -> web.Response:
         opts = params.write_options(request.query, params.UPDATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
         ctx = _context(info, opts)
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
+        tracker = self._tracker(request, ctx, rt, info.version)
         warnings: list[str] = []
 
         async def updater(old: Any) -> Any:
@@ -198,13 +206,13 @@ class ResourceEndpoints:
         stored, created = await store.update(ctx, info.name, updater)
         return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
-    async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Patcher) -> web.Response:
         content_type, decoded = await _read_patch(request)
         document = decoded.value
         opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
         validation, force = opts.field_validation, opts.force
         ctx = _context(info, opts)
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=info.version)
+        tracker = self._tracker(request, ctx, rt, info.version)
         warnings: list[str] = []
         if content_type == APPLY_PATCH:
             document = _apply_config(document, rt, info)
@@ -229,61 +237,58 @@ class ResourceEndpoints:
         stored, created = await store.update(ctx, info.name, updater, force_allow_create=content_type == APPLY_PATCH)
         return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
-    async def post_subresource(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
-        """POST to a named subresource: its strategy applies the body to the stored parent (in the
-        Store's guarded update); kube-apiserver answers such a create with a Success Status."""
+    def _tracker(self, request: web.Request, ctx: RequestContext, rt: ResourceType, version: str) -> FieldTracker:
+        """What records this write in managedFields, under the (sub)resource's strategy's rules."""
+        strategy = self.registry.strategy(rt.group, rt.plural, ctx.subresource)
+        assert strategy is not None  # the request's object is served, so it has one
+        return FieldTracker(request, ctx, rt, strategy, version=version)
+
+    # -- a kind of its own (Scale, Binding) ------------------------------------------------
+    async def get_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
+        assert isinstance(served, rest.Getter)
+        return negotiation.respond(request, 200, await served.get(_context(info), info.name))
+
+    async def update_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
+        opts = params.write_options(request.query, params.UPDATE_OPTIONS)
+        body = await _read_own_kind(request, rt, served)
+
+        async def updater(current: Any) -> Any:
+            return body
+
+        return await self._write_own(request, info, rt, served, opts, updater)
+
+    async def patch_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
+        content_type, decoded = await _read_patch(request)
+        opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
+        shape = shape_of(served.schema) if served.schema is not None else rt.versions[rt.storage_version].shape
+
+        async def updater(current: Any) -> Any:
+            return _apply_patch(content_type, current, decoded.value, shape)
+
+        return await self._write_own(request, info, rt, served, opts, updater)
+
+    async def _write_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served,
+                         opts: params.WriteOptions, updater: rest.UpdateFunc) -> web.Response:
+        """A PUT or PATCH of a kind of its own; what it writes of the parent (a Scale's replica
+        count) is recorded in the parent's managedFields, in the storage version."""
+        assert isinstance(served, rest.Updater)
+        ctx = _context(info, opts)
+        parent = self.registry.strategy(rt.group, rt.plural)
+        assert parent is not None  # a resource always has one
+        tracker = FieldTracker(request, ctx, rt, parent, version=rt.storage_version)
+        ctx.decode = lambda old, new: tracker.decode(rt, old, new, IGNORE)[0]
+        result, created = await served.update(ctx, info.name, updater)
+        return negotiation.respond(request, 201 if created else 200, result, ctx.warnings)
+
+    async def create_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
+        """A POST to a named subresource (pods/binding); it answers as kube-apiserver does, a Success Status."""
+        assert isinstance(served, rest.Creater)
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
-        strategy = store.strategy
-        assert isinstance(strategy, PostSubresource)
-        kind = strategy.response_kind
-        api_versions = (GroupVersion(kind.group, kind.version).api_version,) if kind else ()
-        body = (await _read_body(request, strategy.response_protobuf, kind.kind if kind else rt.kind, api_versions)).value
+        body = await _read_own_kind(request, rt, served)
         ctx = _context(info, opts)
+        return negotiation.respond(request, 201, await served.create(ctx, body), ctx.warnings)
 
-        async def updater(old: Any) -> Any:
-            return strategy.apply_post(ctx, body, old)
-
-        await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, ctx.warnings)
-
-    # -- /scale ----------------------------------------------------------------------------
-    async def _scale(self, request: web.Request, info: RequestInfo, rt: ResourceType, verb: str) -> web.Response:
-        """get, update and patch of autoscaling/v1 Scale, applied to the parent object."""
-        adapter = self.registry.scale(info.group, info.resource)
-        store = self.registry.store(info.group, info.resource)
-        if adapter is None or store is None:
-            raise _not_found()
-        if verb == "get":
-            return negotiation.respond(request, 200, adapter.scale_of((await store.get(_context(info), info.name)).obj))
-        if verb == "update":
-            opts = params.write_options(request.query, params.UPDATE_OPTIONS)
-            body = (await _read_body(request, scale.PROTOBUF, scale.KIND, (scale.API_VERSION,))).value
-
-            def wanted(current: dict[str, Any]) -> Any:
-                return body
-        else:
-            content_type, decoded = await _read_patch(request)
-            opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
-
-            def wanted(current: dict[str, Any]) -> Any:
-                return _apply_patch(content_type, adapter.scale_of(current), decoded.value, scale.SCALE_SHAPE)
-        ctx = _context(info, opts)
-        storage = rt.storage_version
-        tracker = FieldTracker(request, ctx, rt, store.strategy, version=storage)
-
-        async def updater(old: Any) -> Any:
-            current = rt.encode(old, storage)
-            replicas, resource_version = scale.desired_replicas(wanted(current), info.name, info.namespace)
-            scaled = rt.encode(old, storage)
-            adapter.set_replicas(scaled, replicas)
-            scaled["metadata"]["resourceVersion"] = resource_version or None
-            obj, _ = tracker.decode(rt, current, scaled, IGNORE)
-            return obj
-
-        stored, _ = await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 200, adapter.scale_of(stored.obj))
-
-    async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.Response:
+    async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.GracefulDeleter) -> web.Response:
         versions = _delete_options_versions(rt)
         opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
         stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
@@ -291,11 +296,12 @@ class ResourceEndpoints:
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
             code = 202 if opts.orphan_dependents is False else 200
             return negotiation.respond(request, code, _to_version(rt, stored, info.version))
-        if store.strategy.return_deleted_object:
+        if isinstance(store, rest.Served) and store.returns_deleted:
             return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
-    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: Store) -> web.StreamResponse:
+    async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType,
+                                store: rest.CollectionDeleter) -> web.StreamResponse:
         list_opts = params.list_options(request.query)
         versions = _delete_options_versions(rt)
         opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
@@ -366,6 +372,14 @@ async def _decode_object(request: web.Request, rt: ResourceType, version: str) -
     decoded = await _read_body(request, rt.versions[version].protobuf, rt.kind, (expected,))
     _check_type_meta(decoded.value, rt, version)
     return decoded.value, decoded.duplicates
+
+
+async def _read_own_kind(request: web.Request, rt: ResourceType, served: rest.Served) -> Any:
+    """The body of a write to an object serving a kind of its own (its ``kind``; None: ``rt``'s,
+    in no version protobuf names)."""
+    kind = served.kind
+    api_versions = (GroupVersion(kind.group, kind.version).api_version,) if kind else ()
+    return (await _read_body(request, served.protobuf, kind.kind if kind else rt.kind, api_versions)).value
 
 
 async def _read_body(request: web.Request, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> Decoded:

@@ -10,9 +10,10 @@ the document of the group-version it works on. It needs three things from it:
   apply computes one from ``components.schemas`` (merge keys, patch strategies);
 * ``components.schemas`` for ``kubectl explain``, rooted at the kind's ``x-kubernetes-group-version-kind``.
 
-Each path's operations are the verbs its resource or subresource serves, as the registry's
-:class:`~kplane.core.registry.registry.Endpoint` declares them for the router and discovery too (``pods/binding``
-is a POST of a core/v1 Binding, ``namespaces/finalize`` a PUT, ``scale`` an autoscaling/v1 Scale);
+Each path's operations are the verbs its resource or subresource serves: the capabilities of the
+object serving it, as the registry's :class:`~kplane.core.registry.registry.Endpoint` describes them
+for discovery too, and the router checks them (``pods/binding`` is a POST of a core/v1 Binding,
+``namespaces/finalize`` a PUT, ``scale`` an autoscaling/v1 Scale);
 a DELETE answers with the object for kinds whose storage returns it, with a Status otherwise.
 
 Documents are built from the scheme's Shapes, cached until ``scheme.generation`` changes and

@@ -1,0 +1,138 @@
+"""What a served resource or subresource can do: k8s.io/apiserver's ``registry/rest`` interfaces.
+
+Each capability is a small protocol of one method. The registry hands out, per (group, resource,
+subresource), the object serving it (:meth:`~kplane.core.registry.registry.Registry.rest`): the
+resource's :class:`~kplane.core.registry.store.Store` has every resource capability; a
+subresource is an object of its own with only the ones it has (``status``: get, update, patch;
+``scale``: the same on autoscaling/v1 Scale; ``binding``: create). The router serves a verb only
+when that object has the verb's capability (:data:`VERBS`), and discovery and OpenAPI list
+exactly those verbs, so what a resource advertises is what it serves.
+
+Objects answering their resource's kind (:attr:`Served.own_kind` False) take internal objects
+and answer :class:`~kplane.core.registry.stored.StoredObject`; the HTTP layer decodes bodies
+(recording managedFields) and converts answers to the version asked for. Objects of a kind of
+their own take and answer that kind's wire form.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions
+    from kplane.core.registry.store import ListPage, WatchEvent
+    from kplane.core.registry.strategy import RequestContext
+    from kplane.core.runtime.gvk import GroupVersionKind
+    from kplane.core.runtime.protobuf import Message
+
+#: The new state of an object from its stored one (None: missing, for a create on update).
+UpdateFunc = Callable[[Any], Awaitable[Any]]
+
+
+@runtime_checkable
+class Getter(Protocol):
+    """GET of one object by name (``rest.Getter``)."""
+
+    async def get(self, ctx: RequestContext, name: str) -> Any: ...
+
+
+@runtime_checkable
+class Lister(Protocol):
+    """GET of a collection, one page of the objects matching the options (``rest.Lister``)."""
+
+    async def list(self, ctx: RequestContext, opts: ListOptions) -> ListPage: ...
+
+
+@runtime_checkable
+class Creater(Protocol):
+    """POST: a new object of a collection, or a body posted to a named subresource, which finds
+    its object by ``ctx.name`` (``rest.Creater`` and ``rest.NamedCreater``)."""
+
+    async def create(self, ctx: RequestContext, obj: Any) -> Any: ...
+
+
+@runtime_checkable
+class Updater(Protocol):
+    """PUT: ``updater`` turns the stored object into the new one inside a guarded write, so a
+    concurrent writer is retried, not overwritten; returns the result and whether it was created
+    (``rest.Updater`` with its ``UpdatedObjectInfo``)."""
+
+    async def update(self, ctx: RequestContext, name: str, updater: UpdateFunc, *,
+                     force_allow_create: bool = False) -> tuple[Any, bool]: ...
+
+
+@runtime_checkable
+class Patcher(Getter, Updater, Protocol):
+    """PATCH: as ``rest.Patcher``, a Getter that is an Updater; the HTTP layer applies the patch
+    to the stored object inside :meth:`Updater.update`."""
+
+
+@runtime_checkable
+class GracefulDeleter(Protocol):
+    """DELETE of one object; returns it and whether it is gone, or only marked (finalizers, a
+    grace period) (``rest.GracefulDeleter``)."""
+
+    async def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> tuple[Any, bool]: ...
+
+
+@runtime_checkable
+class CollectionDeleter(Protocol):
+    """DELETE of a collection: every object matching the list options (``rest.CollectionDeleter``)."""
+
+    async def delete_collection(self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions) -> ListPage: ...
+
+
+@runtime_checkable
+class Watcher(Protocol):
+    """GET of a collection with ``?watch``: its changes as events (``rest.Watcher``)."""
+
+    async def watch(self, ctx: RequestContext, opts: WatchOptions) -> AsyncIterator[WatchEvent]: ...
+
+
+#: Each Kubernetes verb and the capability that serves it, in the order kube-apiserver lists verbs.
+VERBS: dict[str, type] = {
+    "create": Creater,
+    "delete": GracefulDeleter,
+    "deletecollection": CollectionDeleter,
+    "get": Getter,
+    "list": Lister,
+    "patch": Patcher,
+    "update": Updater,
+    "watch": Watcher,
+}
+
+
+class Served:
+    """What the router, discovery and OpenAPI read of a served object besides its capabilities."""
+
+    #: The verbs it serves of those it has capabilities for (a strategy's ``verbs``: namespaces
+    #: have no deletecollection); None: all of them.
+    verbs: frozenset[str] | None = None
+    #: The kind it takes and answers when not its resource's (``pods/binding``: core/v1 Binding);
+    #: discovery's ``kind``/``responseKind``.
+    kind: GroupVersionKind | None = None
+    #: The schema of ``kind``, for OpenAPI's bodies (and the patches of such a kind).
+    schema: type | None = None
+    #: The protobuf table of ``kind``, so its bodies are accepted as protobuf too.
+    protobuf: Message | None = None
+    #: Takes and answers wire objects of ``kind`` (None: the resource's kind), not internal
+    #: objects; such an object serves some of get, update, patch and create.
+    own_kind: bool = False
+    #: A finished DELETE answers with the deleted object instead of a Status.
+    returns_deleted: bool = False
+
+
+@functools.cache
+def capabilities(cls: type) -> frozenset[str]:
+    """The verbs objects of ``cls`` have the capabilities for (found once per class: a protocol
+    check is slow, and the router asks on every request)."""
+    return frozenset(verb for verb, capability in VERBS.items() if issubclass(cls, capability))
+
+
+def verbs_of(served: Served) -> tuple[str, ...]:
+    """The verbs ``served`` serves, in kube-apiserver's order: its capabilities, narrowed by what
+    it declares."""
+    have = capabilities(type(served))
+    return tuple(verb for verb in VERBS if verb in have and (served.verbs is None or verb in served.verbs))
