@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from kplane.core.registry.options import DeleteOptions, ListOptions, WatchOptions
+    from kplane.core.meta.deleteoptions import DeleteOptions
+    from kplane.core.registry.options import ListOptions, WatchOptions
     from kplane.core.registry.store import ListPage, WatchEvent
     from kplane.core.registry.strategy import RequestContext
     from kplane.core.runtime.gvk import GroupVersionKind
