@@ -1,12 +1,16 @@
-"""The loop every controller's workers run (client-go's ``processNextWorkItem``)."""
+"""The loop every controller's workers run (client-go's ``processNextWorkItem``), and the
+workers' lifetime around it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 
 import aiohttp
 
+from kplane.core.client.events import EventRecorder
 from kplane.core.client.rest import ApiError
 from kplane.core.client.workqueue import ShutDown, WorkQueue
 
@@ -47,3 +51,53 @@ async def work(
                 queue.add_rate_limited(key)
         finally:
             queue.done(key)
+
+
+class Workers:
+    """A controller's workers over its queue, for the length of an ``async with`` block.
+
+    Entering starts ``recorder`` (if any); leaving, however the block ends, shuts the queue down
+    (dropping delayed keys), cancels the workers started by :meth:`start` and waits until they
+    are gone, so nothing uses the client after, then sends the Events still queued for up to a
+    second: the ``defer queue.ShutDown()`` and ``defer eventBroadcaster.Shutdown()`` of a
+    kube-controller-manager controller's ``Run``.
+    """
+
+    def __init__(self, queue: WorkQueue[str], recorder: EventRecorder | None = None) -> None:
+        self.queue = queue
+        self.recorder = recorder
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def start(
+        self,
+        count: int,
+        sync: Callable[[str], Awaitable[None]],
+        *,
+        name: str,
+        retryable: tuple[type[BaseException], ...] = (),
+        max_retries: int | None = None,
+    ) -> None:
+        """Start ``count`` workers running :func:`work` (once the caches are synced)."""
+        self.tasks += [
+            asyncio.create_task(work(self.queue, sync, name=name, retryable=retryable, max_retries=max_retries))
+            for _ in range(count)
+        ]
+
+    async def wait(self) -> None:
+        """Until the workers end: when the queue shuts down, or one of them fails."""
+        await asyncio.gather(*self.tasks)
+
+    async def __aenter__(self) -> Workers:
+        if self.recorder is not None:
+            self.recorder.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.queue.shutdown()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.recorder is not None:
+            await self.recorder.stop(timeout=1.0)

@@ -18,7 +18,7 @@ from kplane.core.managedfields.entries import (
     PROTECTED, STRIP, STRIPPED, BadManagedFields, Entry, decode_entries, drop_empty, encode_entries, identifier_json,
     managed_fields_of, record_update,
 )
-from kplane.core.managedfields.fieldpaths import TypedError, clear_item_memo, path_text
+from kplane.core.managedfields.fieldpaths import TypedError, one_call, path_text
 from kplane.core.managedfields.fieldsets import Node, diff, intersect, iter_paths, sort_set, union
 from kplane.core.managedfields.fieldtypes import empty_object, struct_type
 from kplane.core.managedfields.lastapplied import UPGRADING_MANAGER, last_applied_fields, sync_last_applied
@@ -73,6 +73,7 @@ def default_manager(user_agent: str) -> str:
     return "".join(out) or "unknown"
 
 
+@one_call
 def managed_fields_after_update(
     old: dict[str, Any] | None,
     new: dict[str, Any],
@@ -93,22 +94,6 @@ def managed_fields_after_update(
     fields leave every entry; entries left empty are dropped. An existing object without
     managedFields stays untracked. An empty list means: store no managedFields.
     """
-    try:
-        return _after_update(old, new, shape, manager or "unknown", api_version, now, subresource, ignored)
-    finally:
-        clear_item_memo()
-
-
-def _after_update(
-    old: dict[str, Any] | None,
-    new: dict[str, Any],
-    shape: Shape,
-    manager: str,
-    api_version: str,
-    now: str,
-    subresource: str,
-    ignored: Iterable[str] | None,
-) -> list[dict[str, Any]]:
     old_fields = managed_fields_of(old)
     new_fields = managed_fields_of(new)
     try:
@@ -131,7 +116,7 @@ def _after_update(
         return []
     root = struct_type(shape)
     skip = skip_tree((*STRIPPED, *(default_ignored(subresource) if ignored is None else ignored)))
-    ident = (manager, "Update", api_version, subresource)
+    ident = (manager or "unknown", "Update", api_version, subresource)
     try:
         record_update(managed, old if old is not None else empty_object(root), new, root, skip, ident, now)
     except TypedError:
@@ -250,6 +235,7 @@ def _typed_error(what: str, obj: Mapping[str, Any], errors: list[str]) -> APIErr
     return APIError(400, StatusReason.BAD_REQUEST, message)
 
 
+@one_call
 def apply(
     live: dict[str, Any] | None,
     applied: dict[str, Any],
@@ -271,23 +257,6 @@ def apply(
     moves it. ``ignored`` paths (default :func:`default_ignored`) are neither merged nor owned.
     The result carries the new ``metadata.managedFields``.
     """
-    try:
-        return _apply(live, applied, shape, manager, force, api_version, now, subresource, ignored)
-    finally:
-        clear_item_memo()
-
-
-def _apply(
-    live: dict[str, Any] | None,
-    applied: dict[str, Any],
-    shape: Shape,
-    manager: str,
-    force: bool,
-    api_version: str,
-    now: str,
-    subresource: str,
-    ignored: Iterable[str] | None,
-) -> dict[str, Any]:
     root = struct_type(shape)
     ignore_paths = tuple(default_ignored(subresource) if ignored is None else ignored)
     ignore = skip_tree(ignore_paths)

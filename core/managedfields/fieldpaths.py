@@ -7,9 +7,9 @@ of the ``fieldsV1`` sets clients read and send back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache, wraps
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 
@@ -37,9 +37,21 @@ class TypedError(Exception):
 _item_pes: dict[tuple[int, int], tuple[Any, str]] = {}
 
 
-def clear_item_memo() -> None:
-    """Forget the memoized path elements: called at the end of each public call."""
-    _item_pes.clear()
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def one_call(fn: Callable[P, R]) -> Callable[P, R]:
+    """Make ``fn`` a public call: the path elements it memoizes are forgotten when it returns."""
+
+    @wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _item_pes.clear()
+
+    return call
 
 
 def item_pe(item: Any, t: FieldType, path: Sequence[str], index: int) -> str:

@@ -23,14 +23,12 @@ The status is written (``PUT .../status``) only when the condition changes, and
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from typing import Any
 
 import aiohttp
 
-from kplane.api import ApiError, Handlers, ItemExponentialFailureRateLimiter, RESTClient, WorkQueue, clock, work
+from kplane.api import ApiError, Handlers, ItemExponentialFailureRateLimiter, RESTClient, WorkQueue, Workers, clock
 from kplane.plugins.apiregistration.aggregator import Aggregator
 from kplane.plugins.apiregistration.apiservices import AVAILABLE, GROUP, RESOURCE, VERSION, condition, group_version, is_local
 from kplane.plugins.apiregistration.backends import BackendError, describe_error
@@ -67,18 +65,10 @@ class AvailabilityController:
                 self._enqueue(api_service)
 
     async def run(self) -> None:
-        await self.informer.synced.wait()
-        workers = [asyncio.create_task(work(self.queue, self.sync, name="apiservice availability",
-                                            retryable=(ProbeFailed,))) for _ in range(self.workers)]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            self.queue.shutdown()
-            for task in workers:
-                task.cancel()
-            for task in workers:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        async with Workers(self.queue) as workers:
+            await self.informer.synced.wait()
+            workers.start(self.workers, self.sync, name="apiservice availability", retryable=(ProbeFailed,))
+            await workers.wait()
 
     async def sync(self, name: str) -> None:
         api_service = self.informer.indexer.get(name)

@@ -11,10 +11,9 @@ an error.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from kplane.api import ApiError, Handlers, RESTClient, SharedInformerFactory, WorkQueue, wait_synced, work
+from kplane.api import ApiError, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, wait_synced
 
 Obj = dict[str, Any]
 MANAGED = ("default",)  # the accounts every namespace gets
@@ -34,15 +33,10 @@ class ServiceAccountsController:
             on_add=self._namespace_changed, on_update=lambda old, new: self._namespace_changed(new)))
         self.account_informer.add_handlers(Handlers(on_delete=self._account_deleted))
         self.informers.start()
-        workers: list[asyncio.Task[None]] = []
-        try:
+        async with Workers(self.queue) as workers:
             await wait_synced(self.namespace_informer, self.account_informer)
-            workers = [asyncio.create_task(work(self.queue, self.sync, name="serviceaccount")) for _ in range(self.workers)]
-            await asyncio.gather(*workers)
-        finally:
-            self.queue.shutdown()
-            for worker in workers:
-                worker.cancel()
+            workers.start(self.workers, self.sync, name="serviceaccount")
+            await workers.wait()
 
     def _namespace_changed(self, namespace: Obj) -> None:
         self.queue.add(namespace["metadata"]["name"])

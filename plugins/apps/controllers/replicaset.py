@@ -34,8 +34,8 @@ import aiohttp
 
 from kplane.api import (
     NORMAL, WARNING, ApiError, ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, ResourceClient,
-    RESTClient, SharedInformerFactory, WorkQueue, clock, get_condition, involved_object, new_condition, object_key,
-    ownership as own, remove_condition, replace_condition, spec_replicas, wait_synced, work,
+    RESTClient, SharedInformerFactory, WorkQueue, Workers, clock, get_condition, involved_object, new_condition, object_key,
+    ownership as own, remove_condition, replace_condition, spec_replicas, wait_synced,
 )
 
 log = logging.getLogger(__name__)
@@ -108,17 +108,10 @@ class ReplicaSetController:
         self.rs_informer.add_handlers(Handlers(on_add=self._enqueue, on_update=self._rs_updated, on_delete=self._rs_deleted))
         self.pod_informer.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
         self.informers.start()
-        self.recorder.start()
-        workers: list[asyncio.Task[None]] = []
-        try:
+        async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.rs_informer, self.pod_informer)
-            workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
-            await asyncio.gather(*workers)
-        finally:
-            self.queue.shutdown()
-            for worker in workers:
-                worker.cancel()
-            await self.recorder.stop(timeout=1.0)
+            workers.start(self.workers, self._sync, name="replicaset")
+            await workers.wait()
 
     # -- events to work ---------------------------------------------------------------------
     def _enqueue(self, rs: Obj) -> None:
@@ -178,9 +171,6 @@ class ReplicaSetController:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))
             self._enqueue(rs)
 
-
-    async def _work(self) -> None:
-        await work(self.queue, self._sync, name="replicaset")
 
     # -- sync -------------------------------------------------------------------------------
     async def _sync(self, key: str) -> None:

@@ -3,13 +3,12 @@ queue keys, and the sync of one Deployment, which claims its ReplicaSets and pic
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 
 from kplane.api import (
     ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, RESTClient, SharedInformerFactory, WorkQueue,
-    object_key, ownership as own, wait_synced, work,
+    Workers, object_key, ownership as own, wait_synced,
 )
 from kplane.plugins.apps.controllers.deployment.objects import API_VERSION, KIND, Obj, is_recreate
 from kplane.plugins.apps.controllers.deployment.recreate import Recreate
@@ -39,17 +38,10 @@ class DeploymentController(RollingUpdate, Recreate):
         self.replica_sets.add_handlers(Handlers(on_add=self._rs_added, on_update=self._rs_updated, on_delete=self._rs_deleted))
         self.pods.add_handlers(Handlers(on_delete=self._pod_deleted))
         self.informers.start()
-        self.recorder.start()
-        workers: list[asyncio.Task[None]] = []
-        try:
+        async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.deployments, self.replica_sets, self.pods)
-            workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
-            await asyncio.gather(*workers)
-        finally:
-            self.queue.shutdown()
-            for worker in workers:
-                worker.cancel()
-            await self.recorder.stop(timeout=1.0)
+            workers.start(self.workers, self.sync, name="deployment", retryable=(RetryLater,), max_retries=MAX_RETRIES)
+            await workers.wait()
 
     # -- events to work ---------------------------------------------------------------------
     def _enqueue(self, d: Obj) -> None:
@@ -101,9 +93,6 @@ class DeploymentController(RollingUpdate, Recreate):
         d = own.resolve_controller(self.deployments, rs, ref, group="apps", kind=KIND)
         if d is not None:
             self._enqueue(d)
-
-    async def _work(self) -> None:
-        await work(self.queue, self.sync, name="deployment", retryable=(RetryLater,), max_retries=MAX_RETRIES)
 
     # -- sync -------------------------------------------------------------------------------
     async def sync(self, key: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kplane.api import EventRecorder, Handlers, RESTClient, SharedInformerFactory, WorkQueue, object_key, wait_synced, work
+from kplane.api import EventRecorder, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, object_key, wait_synced
 from kplane.api import ownership as own
 from kplane.plugins.core.controllers.nodes.addresses import NoAddressLeft
 from kplane.plugins.core.controllers.nodes.kubelet import Kubelets
@@ -41,18 +41,12 @@ class SimulatedNodes:
         self.pod_informer.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
         self.node_informer.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda _, node: self._node_changed(node)))
         self.informers.start()
-        self.recorder.start()
-        await wait_synced(self.pod_informer, self.node_informer)
-        workers = [asyncio.create_task(self._work()) for _ in range(self.workers)]
-        try:
+        async with Workers(self.queue, self.recorder) as workers:
+            await wait_synced(self.pod_informer, self.node_informer)
+            workers.start(self.workers, self._sync, name="simulated nodes: pod", retryable=(NoAddressLeft,))
             while True:
                 await asyncio.sleep(self.heartbeat)
                 await self.registrar.heartbeat()
-        finally:
-            self.queue.shutdown()
-            for worker in workers:
-                worker.cancel()
-            await self.recorder.stop(timeout=1.0)
 
     # -- events to work ---------------------------------------------------------------------
     def _pod_added(self, pod: Obj) -> None:
@@ -82,9 +76,6 @@ class SimulatedNodes:
         node = own.spec(pod).get("nodeName")
         if node in self.managed or (not node and wants_scheduling(pod)):
             self.queue.add(object_key(pod))
-
-    async def _work(self) -> None:
-        await work(self.queue, self._sync, name="simulated nodes: pod", retryable=(NoAddressLeft,))
 
     async def _sync(self, key: str) -> None:
         pod = self.pod_informer.indexer.get(key)
