@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from tests.distributions import pyproject, write
 from tests.servers import free_port, wait_ready
 
 KINDS = '''\
@@ -62,31 +63,19 @@ def add_kind(scheme, group, kind, plural, versions, **options):
 '''
 
 BROKEN = {
-    "pyproject.toml": '''\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "kplane-broken"
-version = "0.3.0"
-
-[project.entry-points."kplane.plugins"]
-gadgets = "broken_plugins.gadgets"
-bad_import = "broken_plugins.imports"
-ghost = "broken_plugins.ghost"
-no_attr = "broken_plugins.attrs:hooks"
-half_types = "broken_plugins.half_types"
-bad_strategy = "broken_plugins.bad_strategy"
-bad_admission = "broken_plugins.bad_admission"
-bad_post_start = "broken_plugins.bad_post_start"
-bad_controllers = "broken_plugins.bad_controllers"
-typo_hook = "broken_plugins.typo_hook"
-unmarked = "broken_plugins.unmarked"
-
-[tool.setuptools]
-packages = ["broken_plugins"]
-''',
+    "pyproject.toml": pyproject("kplane-broken", "0.3.0", {"kplane.plugins": {
+        "gadgets": "broken_plugins.gadgets",
+        "bad_import": "broken_plugins.imports",
+        "ghost": "broken_plugins.ghost",
+        "no_attr": "broken_plugins.attrs:hooks",
+        "half_types": "broken_plugins.half_types",
+        "bad_strategy": "broken_plugins.bad_strategy",
+        "bad_admission": "broken_plugins.bad_admission",
+        "bad_post_start": "broken_plugins.bad_post_start",
+        "bad_controllers": "broken_plugins.bad_controllers",
+        "typo_hook": "broken_plugins.typo_hook",
+        "unmarked": "broken_plugins.unmarked",
+    }}, packages=["broken_plugins"]),
     "broken_plugins/__init__.py": "",
     "broken_plugins/kinds.py": KINDS,
     "broken_plugins/gadgets.py": '''\
@@ -278,24 +267,12 @@ def kplane_register_types(scheme):
 }
 
 RIVAL = {
-    "pyproject.toml": '''\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "kplane-rival"
-version = "1.2.0"
-
-[project.entry-points."kplane.plugins"]
-rival_gadgets = "rival_plugins.resource"
-rival_kind = "rival_plugins.kind"
-rival_strategy = "rival_plugins.strategy"
-a_pods = "rival_plugins.pods"
-
-[tool.setuptools]
-packages = ["rival_plugins"]
-''',
+    "pyproject.toml": pyproject("kplane-rival", "1.2.0", {"kplane.plugins": {
+        "rival_gadgets": "rival_plugins.resource",
+        "rival_kind": "rival_plugins.kind",
+        "rival_strategy": "rival_plugins.strategy",
+        "a_pods": "rival_plugins.pods",
+    }}, packages=["rival_plugins"]),
     "rival_plugins/__init__.py": "",
     "rival_plugins/kinds.py": KINDS,
     "rival_plugins/resource.py": '''\
@@ -348,21 +325,8 @@ def kplane_register_types(scheme):
 }
 
 FORK = {
-    "pyproject.toml": '''\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "kplane-gadgets-fork"
-version = "2.0.0"
-
-[project.entry-points."kplane.plugins"]
-gadgets = "gadgets_fork.plugin"
-
-[tool.setuptools]
-packages = ["gadgets_fork"]
-''',
+    "pyproject.toml": pyproject("kplane-gadgets-fork", "2.0.0", {"kplane.plugins": {"gadgets": "gadgets_fork.plugin"}},
+                                packages=["gadgets_fork"]),
     "gadgets_fork/__init__.py": "",
     "gadgets_fork/plugin.py": '''\
 from kplane.core.hookspecs import hookimpl
@@ -422,13 +386,6 @@ PROBLEMS = {
 NEEDS = {"rival_gadgets": "gadgets", "rival_kind": "gadgets"}  # the plugin a rival conflicts with
 ONLY_SERVE = {"bad_post_start"}  # `kplane plugins` runs no post-start hook
 SERVE_FLAGS = ("--no-controllers", "--simulated-nodes", "0")
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return root
 
 
 def pip_install_target(source: Path, target: Path) -> None:

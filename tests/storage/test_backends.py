@@ -16,26 +16,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.distributions import pyproject, write
 from tests.isolated import Venv
 from tests.servers import serving
 
 DISTRIBUTION = "kplane-journal-storage"
-PYPROJECT = f"""\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "{DISTRIBUTION}"
-version = "0.1.0"
-dependencies = ["kplane"]
-
-[project.entry-points."kplane.storage"]
-journal = "kplane_journal:BACKEND"
-
-[tool.setuptools]
-py-modules = ["kplane_journal"]
-"""
+PYPROJECT = pyproject(DISTRIBUTION, "0.1.0", {"kplane.storage": {"journal": "kplane_journal:BACKEND"}},
+                     py_modules=["kplane_journal"], dependencies=["kplane"])
 MODULE = '''\
 """journal://PATH: SQLite at PATH, each open noted in PATH.opened."""
 
@@ -62,10 +49,7 @@ BACKEND = Backend("journal:///path/to/state.db", _open)
 @pytest.fixture(scope="module")
 def journal_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venv]:
     base = tmp_path_factory.mktemp("journal")
-    source = base / "source"
-    source.mkdir()
-    (source / "pyproject.toml").write_text(PYPROJECT)
-    (source / "kplane_journal.py").write_text(MODULE)
+    source = write(base / "source", {"pyproject.toml": PYPROJECT, "kplane_journal.py": MODULE})
     venv = Venv.create(base / "venv")
     venv.pip("install", str(source))
     try:
