@@ -166,13 +166,20 @@ def _waiting(container: Obj, state: Obj) -> Obj:
             "restartCount": 0, "state": state, "lastState": {}}
 
 
-def _container_status(pod_uid: str, container: Obj, previous: Obj | None, now: str) -> Obj:
-    """A running container; one whose image contains ``:fail`` waits in ImagePullBackOff. A changed
-    image restarts a running container, as the kubelet does."""
+def _pull_failure(container: Obj) -> Obj | None:
+    """The status of a container whose image contains ``:fail``: waiting in ImagePullBackOff."""
     raw = container.get("image") or ""
-    if FAIL_MARKER in raw:
-        return _waiting(container, {"waiting": {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{raw}"'}})
-    image, image_id = _image(raw)
+    if FAIL_MARKER not in raw:
+        return None
+    return _waiting(container, {"waiting": {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{raw}"'}})
+
+
+def _container_status(pod_uid: str, container: Obj, previous: Obj | None, now: str) -> Obj:
+    """A running container, unless its image fails to pull. A changed image restarts a running
+    container, as the kubelet does."""
+    if (failed := _pull_failure(container)) is not None:
+        return failed
+    image, image_id = _image(container.get("image") or "")
     previous = previous or {}
     was_running = "running" in (previous.get("state") or {})
     if was_running and previous.get("image") == image:
@@ -184,10 +191,9 @@ def _container_status(pod_uid: str, container: Obj, previous: Obj | None, now: s
 
 def _init_status(pod_uid: str, container: Obj, previous: Obj | None, now: str) -> Obj:
     """An init container that ran to completion, or one stuck pulling a ``:fail`` image."""
-    raw = container.get("image") or ""
-    if FAIL_MARKER in raw:
-        return _waiting(container, {"waiting": {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{raw}"'}})
-    image, image_id = _image(raw)
+    if (failed := _pull_failure(container)) is not None:
+        return failed
+    image, image_id = _image(container.get("image") or "")
     if previous and previous.get("image") == image and "terminated" in (previous.get("state") or {}):
         return previous
     terminated = {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now, "containerID": _container_id(pod_uid, container["name"], 0)}
