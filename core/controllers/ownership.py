@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kplane.core.client.informer import Informer
@@ -47,9 +49,11 @@ def selector(obj: Obj) -> LabelSelectorExpr | None:
         return None
 
 
-def resolve_controller(owners: Informer, obj: Obj, ref: Obj, *, group: str, kind: str) -> Obj | None:
-    """The cached owner ``ref`` points at, when it is of ``group``/``kind`` and has the same uid."""
-    if ref.get("kind") != kind or ref.get("apiVersion", "").split("/")[0] != group:
+def controller_of(owners: Informer, obj: Obj, *, group: str, kind: str) -> Obj | None:
+    """The cached controller of ``obj``, when it is of ``group``/``kind`` and has the uid its
+    controller reference names (``resolveControllerRef``)."""
+    ref = controller_ref(obj)
+    if ref is None or ref.get("kind") != kind or ref.get("apiVersion", "").split("/")[0] != group:
         return None
     owner = owners.indexer.get(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
     return owner if owner is not None and uid(owner) == ref.get("uid") else None
@@ -65,3 +69,38 @@ def selecting(owners: Informer, obj: Obj) -> list[Obj]:
         if chosen is not None and chosen.matches(labels):
             found.append(owner)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Owners:
+    """The owners an event about one dependent concerns, in the order they are to be synced."""
+
+    previous: Obj | None = None  # the former controller, when the controller reference changed
+    current: Obj | None = None  # the controller
+    adopters: tuple[Obj, ...] = ()  # of an orphan: the owners whose selector matches it
+
+    def __iter__(self) -> Iterator[Obj]:
+        if self.previous is not None:
+            yield self.previous
+        if self.current is not None:
+            yield self.current
+        yield from self.adopters
+
+
+def owners_of(owners: Informer, obj: Obj, *, group: str, kind: str) -> Owners:
+    """A dependent that appeared: its controller, or, an orphan, whoever selects it (and may adopt it)."""
+    if controller_ref(obj) is not None:
+        return Owners(current=controller_of(owners, obj, group=group, kind=kind))
+    return Owners(adopters=tuple(selecting(owners, obj)))
+
+
+def owners_of_update(owners: Informer, old: Obj, new: Obj, *, group: str, kind: str) -> Owners:
+    """A dependent that changed (``updatePod``, ``updateReplicaSet``): the controller it left, and
+    its controller, or, an orphan whose labels or reference changed, whoever selects it now."""
+    ref, old_ref = controller_ref(new), controller_ref(old)
+    previous = controller_of(owners, old, group=group, kind=kind) if ref != old_ref else None
+    if ref is not None:
+        return Owners(previous, controller_of(owners, new, group=group, kind=kind))
+    if ref != old_ref or old["metadata"].get("labels") != new["metadata"].get("labels"):
+        return Owners(previous, adopters=tuple(selecting(owners, new)))
+    return Owners(previous)

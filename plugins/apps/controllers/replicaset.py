@@ -130,14 +130,10 @@ class ReplicaSetController:
         if pod["metadata"].get("deletionTimestamp"):
             self._pod_deleted(pod)  # seen after a restart while being deleted: not a creation
             return
-        ref = own.controller_ref(pod)
-        if ref is not None:
-            rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND)
-            if rs is not None:
-                self.expectations.creation_observed(object_key(rs))
-                self._enqueue(rs)
-            return
-        for rs in own.selecting(self.rs_informer, pod):  # an orphan: whoever selects it may adopt it
+        owners = own.owners_of(self.rs_informer, pod, group="apps", kind=KIND)
+        if owners.current is not None:
+            self.expectations.creation_observed(object_key(owners.current))
+        for rs in owners:
             self._enqueue(rs)
 
     def _pod_updated(self, old: Obj, pod: Obj) -> None:
@@ -147,26 +143,17 @@ class ReplicaSetController:
             if labels_changed:
                 self._pod_deleted(old)
             return
-        ref, old_ref = own.controller_ref(pod), own.controller_ref(old)
-        if ref != old_ref and old_ref is not None:
-            previous = own.resolve_controller(self.rs_informer, old, old_ref, group="apps", kind=KIND)
-            if previous is not None:
-                self._enqueue(previous)
-        if ref is not None:
-            rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND)
-            if rs is not None:
-                self._enqueue(rs)
-                min_ready = own.spec(rs).get("minReadySeconds") or 0
-                if min_ready and not _is_ready(old) and _is_ready(pod):
-                    self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
-            return
-        if labels_changed or ref != old_ref:
-            for rs in own.selecting(self.rs_informer, pod):
-                self._enqueue(rs)
+        owners = own.owners_of_update(self.rs_informer, old, pod, group="apps", kind=KIND)
+        for rs in owners:
+            self._enqueue(rs)
+        rs = owners.current
+        if rs is not None:
+            min_ready = own.spec(rs).get("minReadySeconds") or 0
+            if min_ready and not _is_ready(old) and _is_ready(pod):
+                self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
 
     def _pod_deleted(self, pod: Obj) -> None:
-        ref = own.controller_ref(pod)
-        rs = own.resolve_controller(self.rs_informer, pod, ref, group="apps", kind=KIND) if ref is not None else None
+        rs = own.controller_of(self.rs_informer, pod, group="apps", kind=KIND)
         if rs is not None:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))
             self._enqueue(rs)

@@ -51,30 +51,19 @@ class DeploymentController(RollingUpdate, Recreate):
         if rs["metadata"].get("deletionTimestamp"):
             self._rs_deleted(rs)  # seen after a restart while being deleted
             return
-        ref = own.controller_ref(rs)
-        if ref is not None:
-            self._enqueue_owner(rs, ref)
-            return
-        for d in own.selecting(self.deployments, rs):  # an orphan: whoever selects it may adopt it
+        for d in own.owners_of(self.deployments, rs, group="apps", kind=KIND):
             self._enqueue(d)
 
     def _rs_updated(self, old: Obj, rs: Obj) -> None:
         if old["metadata"].get("resourceVersion") == rs["metadata"].get("resourceVersion"):
             return  # a resync: the Deployments resync themselves
-        ref, old_ref = own.controller_ref(rs), own.controller_ref(old)
-        if ref != old_ref and old_ref is not None:
-            self._enqueue_owner(old, old_ref)
-        if ref is not None:
-            self._enqueue_owner(rs, ref)
-            return
-        if ref != old_ref or old["metadata"].get("labels") != rs["metadata"].get("labels"):
-            for d in own.selecting(self.deployments, rs):
-                self._enqueue(d)
+        for d in own.owners_of_update(self.deployments, old, rs, group="apps", kind=KIND):
+            self._enqueue(d)
 
     def _rs_deleted(self, rs: Obj) -> None:
-        ref = own.controller_ref(rs)
-        if ref is not None:
-            self._enqueue_owner(rs, ref)
+        d = own.controller_of(self.deployments, rs, group="apps", kind=KIND)
+        if d is not None:
+            self._enqueue(d)
 
     def _pod_deleted(self, pod: Obj) -> None:
         """A Recreate rollout waits for the old pods to be gone: look again when one goes."""
@@ -84,14 +73,8 @@ class DeploymentController(RollingUpdate, Recreate):
         rs = self.replica_sets.indexer.get(f"{pod['metadata'].get('namespace')}/{ref.get('name')}")
         if rs is None or own.uid(rs) != ref.get("uid"):
             return
-        rs_ref = own.controller_ref(rs)
-        d = own.resolve_controller(self.deployments, rs, rs_ref, group="apps", kind=KIND) if rs_ref is not None else None
+        d = own.controller_of(self.deployments, rs, group="apps", kind=KIND)
         if d is not None and is_recreate(d):
-            self._enqueue(d)
-
-    def _enqueue_owner(self, rs: Obj, ref: Obj) -> None:
-        d = own.resolve_controller(self.deployments, rs, ref, group="apps", kind=KIND)
-        if d is not None:
             self._enqueue(d)
 
     # -- sync -------------------------------------------------------------------------------
