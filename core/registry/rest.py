@@ -154,7 +154,8 @@ CONNECT_VERBS: dict[str, str] = {
 
 
 class Served:
-    """What the router, discovery and OpenAPI read of a served object besides its capabilities."""
+    """What the router, discovery and OpenAPI read of a served object besides its capabilities;
+    the base class of a plugin's own (``registry.add_subresource``), which sets what applies."""
 
     #: The verbs it serves of those it has capabilities for (a strategy's ``verbs``: namespaces
     #: have no deletecollection); None: all of them.
