@@ -5,7 +5,7 @@ filters, discovery sources, loopback informers and controller-manager around eve
 plugin's :class:`Footprint`. That serves two purposes:
 
 * a plugin that breaks midway (``kplane serve --skip-broken-plugins``) is taken out whole:
-  :meth:`Footprint.undo` removes its kinds, conversions, defaulters, strategies, admission
+  :meth:`Footprint.undo` removes its kinds, conversions, defaulters, strategies, subresources, admission
   plugins, filters, sources, informers and controllers, even those added by an earlier hook that succeeded;
 * ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
   it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
@@ -63,6 +63,7 @@ class Snapshot:
     versions: dict[VersionKey, VersionState] = field(default_factory=dict)
     strategies: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     scales: dict[TypeKey, Any] = field(default_factory=dict)
+    subresources: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     mutating: list[Any] = field(default_factory=list)
     validating: list[Any] = field(default_factory=list)
     filters: list[Any] = field(default_factory=list)
@@ -81,6 +82,7 @@ def snapshot(t: Targets) -> Snapshot:
     if t.registry is not None:
         s.strategies = dict(t.registry._strategies)
         s.scales = dict(t.registry._scales)
+        s.subresources = dict(t.registry._subresources)
     if t.admission is not None:
         s.mutating = list(t.admission.mutating)
         s.validating = list(t.admission.validating)
@@ -118,6 +120,7 @@ class Footprint:
     version_edits: list[VersionEdit] = field(default_factory=list)
     strategies: list[tuple[tuple[str, str, str], Any, Any]] = field(default_factory=list)  # (key, before, after)
     scales: list[tuple[TypeKey, Any, Any]] = field(default_factory=list)
+    subresources: list[tuple[tuple[str, str, str], Any, Any]] = field(default_factory=list)  # add_subresource's
     mutating: list[Any] = field(default_factory=list)  # the chain's (name, function) entries
     validating: list[Any] = field(default_factory=list)
     filters: list[Any] = field(default_factory=list)  # the chain's Filter entries
@@ -138,6 +141,7 @@ class Footprint:
                 change.version_edits.append(VersionEdit(key, _added(list(old.defaulters), list(state.defaulters)), old, state))
         change.strategies = _changed(before.strategies, after.strategies)
         change.scales = _changed(before.scales, after.scales)
+        change.subresources = _changed(before.subresources, after.subresources)
         change.mutating = _added(before.mutating, after.mutating)
         change.validating = _added(before.validating, after.validating)
         change.filters = _added(before.filters, after.filters)
@@ -149,6 +153,7 @@ class Footprint:
         self.version_edits += change.version_edits
         self.strategies += change.strategies
         self.scales += change.scales
+        self.subresources += change.subresources
         self.mutating += change.mutating
         self.validating += change.validating
         self.filters += change.filters
@@ -158,8 +163,9 @@ class Footprint:
         return change
 
     def strategy_resources(self) -> set[TypeKey]:
-        """The resources it gave a strategy or a scale subresource."""
-        return {(g, p) for (g, p, _), _, _ in self.strategies} | {k for k, _, _ in self.scales}
+        """The resources it gave a strategy or a subresource (scale, or one of its own)."""
+        return ({(g, p) for (g, p, _), _, _ in self.strategies} | {k for k, _, _ in self.scales}
+                | {(g, p) for (g, p, _), _, _ in self.subresources})
 
     async def undo(self, t: Targets) -> None:
         """Take out what it added (where nobody has replaced it since)."""
@@ -177,6 +183,7 @@ class Footprint:
         if t.registry is not None:
             _restore(t.registry._strategies, self.strategies)
             _restore(t.registry._scales, self.scales)
+            _restore(t.registry._subresources, self.subresources)
         if t.scheme is not None:
             for edit in reversed(self.version_edits):
                 rt = t.scheme.get(*edit.key[:2])

@@ -159,15 +159,22 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
       resource and each subresource (``"status"``) separately with ``registry.add_strategy``: a
       subresource's strategy reads and writes the parent (get, update, patch), or, with an
       ``apply_post`` method, takes a POSTed body (create, as ``pods/binding``);
-      ``registry.add_scale`` serves a ``scale`` subresource. The verbs served, and listed by
-      discovery and OpenAPI, are those of the object serving each one
-      (:mod:`kplane.core.registry.rest`), narrowed by a strategy's ``verbs``.
+      ``registry.add_scale`` serves a ``scale`` subresource.
+      ``registry.add_subresource(group, plural, subresource, served)`` serves one with an
+      object of your own: a ``Served`` (kplane.api) with the capabilities it has (``Getter``,
+      ``Creater`` of a kind of its own, as ``pods/eviction``, or a ``Connecter`` streaming its
+      answer through an ``Exchange`` for the HTTP methods of its ``connect_methods``, as
+      ``pods/log`` or ``exec``); it finds its parent through ``registry.rest(group, plural)``
+      on each request. The verbs served, and listed by discovery and OpenAPI, are those of the
+      object serving each one (:mod:`kplane.core.registry.rest`; a connect method stands for
+      its verb, GET for get, POST for create), narrowed by a strategy's ``verbs``.
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).
 
     Returns: nothing. A kind without a strategy gets the default one (no extra validation, no
-    subresources). A strategy for a resource another plugin registered, or for one nobody
-    registered (a misspelt plural), makes your plugin the broken one.
+    subresources). A strategy or subresource for a resource another plugin registered, or for
+    one nobody registered (a misspelt plural), makes your plugin the broken one; so does a
+    subresource served two ways (a strategy and ``add_subresource``).
 
     Example::
 
@@ -176,6 +183,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
             registry.add_strategy("widgets.example.com", "widgets", WidgetStrategy())
             registry.add_strategy("widgets.example.com", "widgets", WidgetStatusStrategy(),
                                   subresource="status")
+            registry.add_subresource("widgets.example.com", "widgets", "log", WidgetLog(registry))
     """
 
 

@@ -198,18 +198,20 @@ class PluginManager:
         return f"{info.label} failed in {hook}: {_error(err)}{_where(err, info.package)}"
 
     def _claim_problem(self, info: PluginInfo, change: Footprint, hook: str) -> str:
-        """A strategy or scale for a resource of another plugin, or of nobody."""
+        """A strategy, scale or subresource for a resource of another plugin, or of nobody."""
         scheme = self.targets.scheme
         if scheme is None:
             return ""
+        served = {(g, p) for (g, p, _), _, _ in change.subresources}  # by add_subresource
         for group, plural in sorted(change.strategy_resources()):
             rt = scheme.get(group, plural)
             resource = f"{plural}.{group or 'core'}"
+            what = "a subresource" if (group, plural) in served else "a strategy"
             if rt is None and hook != "kplane_register_types":
-                return f"{info.label} registers a strategy for {resource}, which no plugin registers"
+                return f"{info.label} registers {what} for {resource}, which no plugin registers"
             if rt is not None and rt.plugin and rt.plugin != info.name:
                 other = self.infos.get(rt.plugin)
-                return (f"{info.label} conflicts with {other.label if other else repr(rt.plugin)}: it registers a strategy "
+                return (f"{info.label} conflicts with {other.label if other else repr(rt.plugin)}: it registers {what} "
                         f"for {resource}, which {rt.plugin!r} registers")
         return ""
 

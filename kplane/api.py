@@ -8,10 +8,12 @@ themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/ho
 
 The names come in the order a plugin needs them: the hook marker; types and schemas (internal
 dataclasses, versioned marshmallow schemas, their field types, protobuf tables); behaviour
-(strategies, subresources, printing, admission); the HTTP side (request filters and their
-stages, discovery and OpenAPI sources); errors and validation; selectors; and the client side
-(REST client, informers, listers, work queue, events, and the controller toolkit: claiming owned
-objects, conditions, replica arithmetic, involved objects), which is also all a controller may use;
+(strategies, subresources, printing, admission, and ``Served`` with the capabilities, ``Getter``
+to ``Connecter``, of a subresource a plugin serves with an object of its own); the HTTP side
+(request filters and their stages, discovery and OpenAPI sources); errors and validation;
+selectors; and the client side (REST client, informers, listers, work queue, events, and the
+controller toolkit: claiming owned objects, conditions, replica arithmetic, involved objects),
+which is also all a controller may use;
 last, what a distribution adding a storage backend implements (the ``storage`` contract module
 and the ``Backend`` its entry point names).
 """
@@ -35,12 +37,15 @@ from kplane.core.runtime.protobuf import Field, Message
 from kplane.core.runtime.schema import Schema, camel_case, load, shape_of
 from kplane.core.runtime.scheme import ResourceType, Scheme
 
-# -- behaviour: strategies, subresources, printing, admission -------------------------------------
+# -- behaviour: strategies, subresources, capabilities, printing, admission -----------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
 from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
+from kplane.core.registry.rest import (
+    CONNECT_VERBS, Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc,
+)
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
 

@@ -1,5 +1,6 @@
 """The Registry: one Store per resource and subresource, built from the scheme and strategies,
-and the object serving each (its capabilities: :mod:`kplane.core.registry.rest`)."""
+and the object serving each (its capabilities: :mod:`kplane.core.registry.rest`), be it one the
+registry makes (a Store, status, scale, binding) or a plugin's own (:meth:`Registry.add_subresource`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 from kplane.core.registry import storeerr
 from kplane.core.registry.admission import AdmissionChain
-from kplane.core.registry.rest import Served, capabilities, verbs_of
+from kplane.core.registry.rest import Served, capabilities, connect_methods, problems, verbs_of
 from kplane.core.registry.scale import ScaleAdapter, ScaleREST
 from kplane.core.registry.store import Store
 from kplane.core.registry.strategy import Strategy
@@ -28,10 +29,11 @@ class Endpoint:
     kind: GroupVersionKind | None = None  # None: the parent's kind, in the version asked for
     schema: type[Schema] | None = None  # the schema of ``kind`` when it is not the parent's
     returns_deleted: bool = False  # a finished DELETE answers with the object, not a Status
+    connect_methods: tuple[str, ...] = ()  # the HTTP methods a Connecter takes, in CONNECT_VERBS' order
 
     @classmethod
     def of(cls, served: Served) -> Endpoint:
-        return cls(verbs_of(served), served.kind, served.schema, served.returns_deleted)
+        return cls(verbs_of(served), served.kind, served.schema, served.returns_deleted, connect_methods(served))
 
 
 class Registry:
@@ -48,6 +50,7 @@ class Registry:
         self.admission = admission
         self._strategies: dict[tuple[str, str, str], Strategy] = {}
         self._scales: dict[tuple[str, str], ScaleAdapter] = {}
+        self._subresources: dict[tuple[str, str, str], Served] = {}
         self._stores: dict[tuple[str, str, str], Store] = {}
         self._generation = -1
 
@@ -62,6 +65,8 @@ class Registry:
         A subresource's strategy with ``apply_post`` (:class:`~kplane.core.registry.strategy.PostSubresource`)
         takes POST; any other reads and writes the parent. Raises ValueError when the strategy
         declares verbs the object serving it has no capability for."""
+        if subresource:
+            self._not_served_otherwise(group, plural, subresource, "a strategy")
         declared = strategy.verbs
         able = capabilities(serving(strategy) if subresource else Store)
         if declared is not None and (not declared or not declared <= able):
@@ -75,11 +80,45 @@ class Registry:
 
     def add_scale(self, group: str, plural: str, adapter: ScaleAdapter) -> None:
         """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`kplane.core.registry.scale`)."""
+        self._not_served_otherwise(group, plural, "scale", "a scale adapter")
         self._scales[(group, plural)] = adapter
         self.scheme.changed()
 
+    def add_subresource(self, group: str, plural: str, subresource: str, served: Served) -> None:
+        """Serve ``plural.group``'s ``subresource`` with ``served``: an object of the plugin's
+        own, a :class:`~kplane.core.registry.rest.Served` with the capabilities it has (say a
+        :class:`~kplane.core.registry.rest.Creater` of a kind of its own, as ``pods/eviction``,
+        or a :class:`~kplane.core.registry.rest.Connecter` streaming, as ``pods/log``). The
+        router, discovery and OpenAPI serve exactly those. It reaches its parent object through
+        ``registry.rest(group, plural)`` on each request (the parent's Store is rebuilt when the
+        scheme changes). Registering the same subresource again replaces it; ValueError when
+        ``served`` is unfit (:func:`~kplane.core.registry.rest.problems`) or a strategy or scale
+        adapter serves that subresource already."""
+        where = f"{plural}/{subresource}"
+        if not subresource or "/" in subresource:
+            raise ValueError(f"{where}: a subresource is one path segment")
+        if not isinstance(served, Served):
+            raise ValueError(f"{where}: {type(served).__name__} must derive from Served (kplane.api)")
+        found = problems(served)
+        if found:
+            raise ValueError(f"{where}: {'; '.join(found)}")
+        self._not_served_otherwise(group, plural, subresource, "add_subresource")
+        self._subresources[(group, plural, subresource)] = served
+        self.scheme.changed()
+
+    def _not_served_otherwise(self, group: str, plural: str, subresource: str, way: str) -> None:
+        """One way to serve each subresource: ValueError when another than ``way`` serves it."""
+        ways = {
+            "a strategy": (group, plural, subresource) in self._strategies,
+            "a scale adapter": subresource == "scale" and (group, plural) in self._scales,
+            "add_subresource": (group, plural, subresource) in self._subresources,
+        }
+        taken = [other for other, serves in ways.items() if serves and other != way]
+        if taken:
+            raise ValueError(f"{plural}/{subresource} is served by {taken[0]} already")
+
     def subresources(self, group: str, plural: str) -> list[str]:
-        subs = {sub for g, p, sub in self._strategies if (g, p) == (group, plural) and sub}
+        subs = {sub for g, p, sub in [*self._strategies, *self._subresources] if (g, p) == (group, plural) and sub}
         if (group, plural) in self._scales:
             subs.add("scale")
         return sorted(subs)
@@ -89,6 +128,9 @@ class Registry:
         parent = self.store(group, plural)
         if parent is None or not subresource:
             return parent
+        own = self._subresources.get((group, plural, subresource))
+        if own is not None:
+            return own
         adapter = self._scales.get((group, plural))
         if subresource == "scale" and adapter is not None:
             return ScaleREST(parent, adapter)

@@ -8,6 +8,14 @@ subresource is an object of its own with only the ones it has (``status``: get, 
 when that object has the verb's capability (:data:`VERBS`), and discovery and OpenAPI list
 exactly those verbs, so what a resource advertises is what it serves.
 
+A :class:`Connecter` (``pods/log``, ``exec``, ``proxy``) takes whole HTTP requests of the methods
+it names and streams its answer through an :class:`Exchange`, which the HTTP layer adapts its web
+server's request to: serving objects never see the web framework. Its methods stand for verbs in
+discovery as kube-apiserver lists them (:data:`CONNECT_VERBS`: GET is get, POST create).
+
+A plugin serves a subresource with an object of its own, a :class:`Served` with the capabilities
+it has (``registry.add_subresource``).
+
 Objects answering their resource's kind (:attr:`Served.own_kind` False) take internal objects
 and answer :class:`~kplane.core.registry.stored.StoredObject`; the HTTP layer decodes bodies
 (recording managedFields) and converts answers to the version asked for. Objects of a kind of
@@ -92,6 +100,40 @@ class Watcher(Protocol):
     async def watch(self, ctx: RequestContext, opts: WatchOptions) -> AsyncIterator[WatchEvent]: ...
 
 
+class Exchange(Protocol):
+    """One request to a :class:`Connecter` and its streamed answer, as the connecter sees them."""
+
+    #: The request's HTTP method, one of the connecter's ``connect_methods``.
+    method: str
+
+    def query(self, name: str) -> list[str]:
+        """Every value of the query parameter ``name``, in order; empty when it is not given."""
+        ...
+
+    async def read(self) -> bytes:
+        """The request's whole body (empty for none); 413 past the server's body limit."""
+        ...
+
+    async def start(self, content_type: str = "text/plain", status: int = 200) -> None:
+        """Send the answer's status and headers (the first :meth:`write` does it with these
+        defaults). Until then an APIError raised by ``connect`` is answered as a Status."""
+        ...
+
+    async def write(self, chunk: bytes) -> None:
+        """Send ``chunk`` to the client now. Raises ConnectionResetError once the client has
+        gone: let it propagate, the HTTP layer then ends the exchange quietly."""
+        ...
+
+
+@runtime_checkable
+class Connecter(Protocol):
+    """Any HTTP method of its ``connect_methods`` (:attr:`Served.connect_methods`), answered as a
+    stream for as long as it likes (``rest.Connecter``): ``connect`` reads the request and writes
+    the answer through ``exchange``."""
+
+    async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None: ...
+
+
 #: Each Kubernetes verb and the capability that serves it, in the order kube-apiserver lists verbs.
 VERBS: dict[str, type] = {
     "create": Creater,
@@ -104,9 +146,16 @@ VERBS: dict[str, type] = {
     "watch": Watcher,
 }
 
+#: The verb each HTTP method a Connecter takes stands for in discovery and authorization
+#: (kube-apiserver's ``toDiscoveryKubeVerb``); HEAD and OPTIONS are served but stand for none.
+CONNECT_VERBS: dict[str, str] = {
+    "GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "HEAD": "", "OPTIONS": "",
+}
+
 
 class Served:
-    """What the router, discovery and OpenAPI read of a served object besides its capabilities."""
+    """What the router, discovery and OpenAPI read of a served object besides its capabilities;
+    the base class of a plugin's own (``registry.add_subresource``), which sets what applies."""
 
     #: The verbs it serves of those it has capabilities for (a strategy's ``verbs``: namespaces
     #: have no deletecollection); None: all of them.
@@ -123,6 +172,8 @@ class Served:
     own_kind: bool = False
     #: A finished DELETE answers with the deleted object instead of a Status.
     returns_deleted: bool = False
+    #: The HTTP methods a :class:`Connecter` takes, some of :data:`CONNECT_VERBS` (``ConnectMethods``).
+    connect_methods: frozenset[str] = frozenset()
 
 
 @functools.cache
@@ -132,8 +183,46 @@ def capabilities(cls: type) -> frozenset[str]:
     return frozenset(verb for verb, capability in VERBS.items() if issubclass(cls, capability))
 
 
+@functools.cache
+def connects(cls: type) -> bool:
+    """Objects of ``cls`` are Connecters (found once per class, as :func:`capabilities`)."""
+    return issubclass(cls, Connecter)
+
+
+def connect_methods(served: Served) -> tuple[str, ...]:
+    """The HTTP methods ``served`` connects, in :data:`CONNECT_VERBS`' order (empty unless it is
+    a Connecter)."""
+    if not connects(type(served)):
+        return ()
+    return tuple(method for method in CONNECT_VERBS if method in served.connect_methods)
+
+
 def verbs_of(served: Served) -> tuple[str, ...]:
     """The verbs ``served`` serves, in kube-apiserver's order: its capabilities, narrowed by what
-    it declares."""
+    it declares, and those its connect methods stand for."""
     have = capabilities(type(served))
-    return tuple(verb for verb in VERBS if verb in have and (served.verbs is None or verb in served.verbs))
+    connected = {CONNECT_VERBS[method] for method in connect_methods(served)}
+    return tuple(verb for verb in VERBS
+                 if verb in connected or (verb in have and (served.verbs is None or verb in served.verbs)))
+
+
+def problems(served: Served) -> list[str]:
+    """What makes ``served`` unfit to serve a subresource: nothing to serve, verbs declared that
+    it has no capability for, or connect methods that are unknown or stand for a verb a
+    capability serves (one verb, one way to serve it)."""
+    found = []
+    have = capabilities(type(served))
+    if served.verbs is not None and not served.verbs <= have:
+        found.append(f"verbs {sorted(served.verbs)} must be some of {sorted(have)}")
+    if connects(type(served)) != bool(served.connect_methods):
+        found.append("a Connecter names its connect_methods, and only a Connecter does")
+    unknown = sorted(method for method in served.connect_methods if method not in CONNECT_VERBS)
+    if unknown:
+        found.append(f"connect_methods {unknown} must be some of {list(CONNECT_VERBS)}")
+    connected = {CONNECT_VERBS.get(method, "") for method in served.connect_methods}
+    both = sorted(verb for verb in have & connected if served.verbs is None or verb in served.verbs)
+    if both:
+        found.append(f"verbs {both} are served both by a capability and by connect")
+    if not found and not verbs_of(served) and not served.connect_methods:
+        found.append("it has no capability (see kplane.core.registry.rest)")
+    return found

@@ -5,7 +5,8 @@ scheme and registry *per request* (groups come and go while the server runs), an
 object serving the resource or subresource, by the capability its verb needs
 (:mod:`kplane.core.registry.rest`): a verb it has none for is answered 405. Bodies of the
 resource's kind are decoded with the version's schema and answers converted to the version asked
-in; an object of a kind of its own (Scale, Binding) takes and answers that kind as it is.
+in; an object of a kind of its own (Scale, Binding) takes and answers that kind as it is. A
+request of a method a Connecter takes is its to answer, streamed (:mod:`kplane.core.server.connecting`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from aiohttp import web
@@ -27,6 +28,7 @@ from kplane.core.patching.errors import PatchError
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH
 from kplane.core.registry import rest
 from kplane.core.registry.registry import Registry
+from kplane.core.registry.options import WatchOptions
 from kplane.core.registry.store import WatchEvent
 from kplane.core.registry.stored import StoredObject
 from kplane.core.registry.strategy import RequestContext
@@ -35,7 +37,7 @@ from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.gvk import GroupVersion
 from kplane.core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from kplane.core.runtime.schema import Shape, shape_of
-from kplane.core.server import listing, negotiation, params, partial_metadata, requestinfo, tables
+from kplane.core.server import connecting, listing, negotiation, params, partial_metadata, requestinfo, tables
 from kplane.core.server.decoding import Decoded
 from kplane.core.server.ownership import FieldTracker
 from kplane.core.server.requestinfo import RequestInfo
@@ -76,7 +78,7 @@ class ResourceEndpoints:
         }
 
     async def close_watches(self, app: web.Application | None = None) -> None:
-        """End every open watch stream, so a shutdown does not wait for their timeouts."""
+        """End every open watch and connect stream, so a shutdown does not wait for their timeouts."""
         for task in list(self._watches):
             task.cancel()
 
@@ -91,6 +93,11 @@ class ResourceEndpoints:
         if served is None or (info.subresource and not info.name):
             raise _not_found()
         method = request.method
+        if method in rest.connect_methods(served):
+            if rt.namespaced and not info.namespace:
+                raise _not_found()
+            connecter = cast(rest.Connecter, served)  # it has connect methods: it is one
+            return await self._streaming(connecting.connect(request, _context(info), connecter))
         verb = _VERBS.get((method, bool(info.name)))
         if info.subresource and method == "POST":
             verb = "create"  # a POST to a named subresource, as pods/binding takes
@@ -138,6 +145,20 @@ class ResourceEndpoints:
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
         view = self._view(request, info, rt)
         events = await store.watch(_context(info), opts)
+        return await self._streaming(self._send_watch(request, info, rt, opts, timeout, view, events))
+
+    async def _streaming(self, answer: Awaitable[web.StreamResponse]) -> web.StreamResponse:
+        """``answer``, a stream the shutdown ends (:meth:`close_watches`) rather than waits for."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._watches.add(task)
+        try:
+            return await answer
+        finally:
+            self._watches.discard(task)
+
+    async def _send_watch(self, request: web.Request, info: RequestInfo, rt: ResourceType, opts: WatchOptions,
+                          timeout: float, view: View | None, events: AsyncIterator[WatchEvent]) -> web.StreamResponse:
         content_type = view.content_type if view is not None else negotiation.JSON
         response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
@@ -145,9 +166,6 @@ class ResourceEndpoints:
         last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
         api_version = GroupVersion(rt.group, info.version).api_version
-        task = asyncio.current_task()
-        assert task is not None
-        self._watches.add(task)
         try:
             async for batch in _paced(events, timeout, bookmark_every):
                 if batch is None:  # idle: tell the client how far it is up to date
@@ -162,8 +180,6 @@ class ResourceEndpoints:
                 await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
         except ConnectionResetError:
             return response  # the client went away; nothing more to say to it
-        finally:
-            self._watches.discard(task)
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response

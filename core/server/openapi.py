@@ -15,6 +15,8 @@ object serving it, as the registry's :class:`~kplane.core.registry.registry.Endp
 for discovery too, and the router checks them (``pods/binding`` is a POST of a core/v1 Binding,
 ``namespaces/finalize`` a PUT, ``scale`` an autoscaling/v1 Scale);
 a DELETE answers with the object for kinds whose storage returns it, with a Status otherwise.
+A Connecter's methods are ``connect`` operations answering a stream of anything, named as
+kube-apiserver names them (``connectCoreV1GetNamespacedPodExec``).
 
 Documents are built from the scheme's Shapes, cached until ``scheme.generation`` changes and
 served as kube-apiserver serves them: a URL with the current ``?hash=`` is immutable, so kubectl's
@@ -62,6 +64,7 @@ from marshmallow import fields as mfields
 from kplane.core.meta import deleteoptions, errors
 from kplane.core.patching.mediatypes import PATCH_TYPES
 from kplane.core.registry.registry import Endpoint, Registry
+from kplane.core.registry.rest import CONNECT_VERBS
 from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind
 from kplane.core.runtime.scheme import ResourceType, Scheme
@@ -530,7 +533,8 @@ class _Operations:
             one = self.builder.kind_ref(endpoint.schema, gvk) if endpoint.schema is not None else {"type": "object", **_ANYTHING}
         name = _param("name", "path", _STRING, f"Name of the {self.rt.kind}.", required=True)
         path: dict[str, Any] = {"parameters": [name, *(self.namespace if self.rt.namespaced else [])]}
-        verbs = endpoint.verbs
+        connected = {CONNECT_VERBS[method] for method in endpoint.connect_methods}
+        verbs = [verb for verb in endpoint.verbs if verb not in connected]
         if "get" in verbs:
             path["get"] = self._op("get", "read", named, f"Read {what}.", (), _responses(("200", "OK", one)), gvk=gvk)
         if "create" in verbs and sub:  # a POST to a named subresource, such as pods/binding
@@ -548,6 +552,9 @@ class _Operations:
             deleted = one if endpoint.returns_deleted else self.status
             path["delete"] = self._op("delete", "delete", named, f"Delete {what}.", _DELETE,
                                       _responses(("200", "OK", deleted), ("202", "Accepted", deleted)), self.delete_options)
+        for method in endpoint.connect_methods:
+            path[method.lower()] = self._op("connect", "connect", method.title() + named, f"Connect {method} requests to {what}.",
+                                            (), {"200": {"description": "OK", "content": {"*/*": {"schema": _STRING}}}}, gvk=gvk)
         return path
 
     def all_namespaces(self) -> dict[str, Any]:
