@@ -24,7 +24,9 @@ from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
-from kplane.core.server.apiserver import APIServer, ServerConfig, StartupError
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
+from kplane.core.serving.datadir import StartupError
 from kplane.core.server.app import VERSION
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits, parse_duration

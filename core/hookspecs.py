@@ -41,7 +41,7 @@ Arguments
 A hook implementation takes only the arguments it names, in any order. Two are offered to every
 hook: ``plugin_name`` (your plugin's name, for messages and for ``plugin=`` in
 ``Scheme.add_kind``) and ``config``, the server's
-:class:`~kplane.core.server.apiserver.ServerConfig` (its ``kplane serve`` flags; read it, never
+:class:`~kplane.core.config.ServerConfig` (its ``kplane serve`` flags; read it, never
 change it). It is None in ``kplane plugins``; ``kplane controller-manager`` gives one made of its
 own flags.
 Any hook may be ``async def``; kplane awaits it. Return values are ignored.
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from kplane.core.registry.admission import AdmissionChain
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import Scheme
-    from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.config import ServerConfig
     from kplane.core.server.apisources import APISources
     from kplane.core.server.filterchain import FilterChain
 

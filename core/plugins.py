@@ -36,7 +36,7 @@ from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import ConflictError, ResourceType, Scheme
 
 if TYPE_CHECKING:
-    from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.config import ServerConfig
     from kplane.core.server.apisources import APISources
     from kplane.core.server.filterchain import FilterChain
 

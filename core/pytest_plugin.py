@@ -46,7 +46,8 @@ import yaml
 from kplane.core.patching.mediatypes import APPLY_PATCH
 from kplane.core.runtime.scheme import parse_runtime_config
 from kplane.core.cli import APIREGISTRATION
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "kplane-pytest"

@@ -29,7 +29,8 @@ from kplane.core.plugins import HOOKS
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.apisources import APISources
 from kplane.core.server.filterchain import FilterChain
 
