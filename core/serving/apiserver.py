@@ -34,13 +34,19 @@ log = logging.getLogger(__name__)
 
 
 class APIServer:
-    """One running server. ``await start()``, then ``await stop()``."""
+    """One running server. ``await start()``, then ``await stop()``.
 
-    def __init__(self, config: ServerConfig) -> None:
+    ``plugins``: loaded already, by a caller that asked them for their flags first (``kplane
+    serve``, the pytest plugin); by default the server loads the installed ones ``config`` names.
+    """
+
+    def __init__(self, config: ServerConfig, plugins: PluginManager | None = None) -> None:
         self.config = config
         self.scheme = Scheme()
         self.admission = AdmissionChain()
-        self.plugins = PluginManager(skip_broken=config.skip_broken_plugins, config=config)
+        self._load_plugins = plugins is None
+        self.plugins = plugins if plugins is not None else PluginManager(skip_broken=config.skip_broken_plugins)
+        self.plugins.config = config  # every hook's ``config`` from now on
         self.storage: Storage | None = None
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
@@ -58,7 +64,8 @@ class APIServer:
         cfg = self.config
         prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
-        self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
+        if self._load_plugins:
+            self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
         self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
