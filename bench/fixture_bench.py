@@ -21,7 +21,7 @@ from aiohttp import web
 
 import common  # noqa: F401  (puts the repository on sys.path)
 from kplane.core.pytest_plugin import ServerThread
-from kplane.core.server.apiserver import ServerConfig
+from kplane.core.config import ServerConfig
 
 
 def kplane_round(controllers: bool) -> float:

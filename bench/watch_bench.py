@@ -104,7 +104,7 @@ def serve_naive(port: int, data: Path, runtime_config: str) -> None:
     """A kplane server that encodes every watch event once per watcher (the naive way)."""
     from kplane.core.cli import _serve
     from kplane.core.runtime.scheme import parse_runtime_config
-    from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.config import ServerConfig
 
     asyncio.run(_serve(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False,
                                     runtime_config=parse_runtime_config(runtime_config))))

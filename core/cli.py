@@ -20,21 +20,20 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
 from kplane.core.controllers.manager import ControllerManager, ControllerSelection
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.pluginoptions import PluginOptions
 from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
-from kplane.core.server.apiserver import APIServer, ServerConfig, StartupError
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
+from kplane.core.serving.datadir import StartupError
 from kplane.core.server.app import VERSION
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits, parse_duration
 from kplane.core.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
-
-# The plugin the --enable-apiservice-backends and --apiservice-probe-interval flags are for: they
-# reach it as plain values in ServerConfig.plugin_settings, which it reads.
-APIREGISTRATION = "apiregistration"
 
 
 def _selection(text: str) -> ControllerSelection:
@@ -154,7 +153,8 @@ def _election(args: argparse.Namespace) -> LeaderElectionConfig | None:
         retry_period=args.leader_elect_retry_period, release_on_cancel=True)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """kplane's parser, and that of ``kplane serve``, which the plugins' flags join."""
     parser = argparse.ArgumentParser(prog="kplane", description="The Kubernetes API machinery in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the API server")
@@ -173,13 +173,6 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
-    serve.add_argument("--apiservice-probe-interval", type=float, default=30.0, metavar="SECONDS",
-                       help="how often the backend of an available APIService is checked again (default 30)")
-    serve.add_argument("--enable-apiservice-backends", dest="apiservice_backends", action="store_true",
-                       help="proxy the group/versions of APIServices with spec.url or spec.service to those servers, "
-                            "also for groups served here (default off: such APIServices are refused). kplane does not "
-                            "authenticate yet: with this, anyone who reaches the port can make the server send "
-                            "requests to any host it can reach")
     _add_limit_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
@@ -202,50 +195,45 @@ def _parser() -> argparse.ArgumentParser:
                                                    "that passes its own tests once installed")
     scaffold.add_arguments(new_plugin)
     sub.add_parser("version", help="print the Kubernetes version kplane serves")
-    return parser
+    return parser, serve
+
+
+def _serve_plugins(serve: argparse.ArgumentParser, argv: list[str]) -> tuple[PluginManager, PluginOptions] | None:
+    """The plugins ``kplane serve``'s arguments select, loaded, and their flags on ``serve``
+    (None: a plugin broke, reported). A first reading of the arguments, without ``--help``
+    (which must list the plugins' flags too), says which plugins to load, how verbosely, and
+    whether to skip a broken one."""
+    known, _ = serve.parse_known_args([arg for arg in argv if arg not in ("-h", "--help")])
+    _log_to_stderr(known.verbose)
+    plugins, options = PluginManager(skip_broken=known.skip_broken_plugins), PluginOptions(serve)
+    try:
+        plugins.load_entry_points(frozenset(known.disable_plugin), known.plugins)
+        plugins.add_options(options)
+    except PluginError as err:
+        _report(err, known.verbose)
+        return None
+    options.attach()
+    return plugins, options
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command in ("serve", "controller-manager"):
-        logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    argv = sys.argv[1:] if argv is None else argv
+    parser, serve = _parser()
+    if argv[:1] == ["serve"]:
+        selected = _serve_plugins(serve, argv[1:])
+        return 1 if selected is None else _serve_command(parser.parse_args(argv), *selected)
+    args = parser.parse_args(argv)
     if args.command == "controller-manager":
+        _log_to_stderr(args.verbose)
         try:
             return asyncio.run(_controller_manager(args))
         except (PluginError, KubeconfigError, ValueError) as err:
             _report(err, args.verbose, can_disable=False)
             return 2 if isinstance(err, ValueError) else 1
-    if args.command == "serve":
-        try:
-            election = _election(args)
-        except ValueError as err:
-            print(f"kplane: {err}", file=sys.stderr)
-            return 2
-        config = ServerConfig(
-            data_dir=args.data_dir,
-            storage_url=args.storage,
-            address=args.address,
-            port=args.port,
-            disabled_plugins=frozenset(args.disable_plugin),
-            plugins=args.plugins,
-            skip_broken_plugins=args.skip_broken_plugins,
-            run_controllers=not args.no_controllers,
-            simulated_nodes=args.simulated_nodes,
-            controllers=args.controllers,
-            watch_cache=args.watch_cache,
-            leader_election=election,
-            plugin_settings={APIREGISTRATION: {"backends": args.apiservice_backends,
-                                               "probe_interval": args.apiservice_probe_interval}},
-            runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
-            limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
-            connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
-                                         max_connections=args.max_connections),
-        )
-        try:
-            return asyncio.run(_serve(config))
-        except (PluginError, StorageError, StartupError, ValueError, OSError) as err:
-            _report(err, args.verbose)
-            return 1
     if args.command == "new-plugin":
         return scaffold.run(args)
     if args.command == "plugins":
@@ -254,8 +242,39 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-async def _serve(config: ServerConfig) -> int:
-    server = APIServer(config)
+def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: PluginOptions) -> int:
+    try:
+        election = _election(args)
+    except ValueError as err:
+        print(f"kplane: {err}", file=sys.stderr)
+        return 2
+    config = ServerConfig(
+        data_dir=args.data_dir,
+        storage_url=args.storage,
+        address=args.address,
+        port=args.port,
+        disabled_plugins=frozenset(args.disable_plugin),
+        plugins=args.plugins,
+        skip_broken_plugins=args.skip_broken_plugins,
+        run_controllers=not args.no_controllers,
+        simulated_nodes=args.simulated_nodes,
+        controllers=args.controllers,
+        watch_cache=args.watch_cache,
+        leader_election=election,
+        plugin_settings=options.settings(args),
+        runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
+        limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
+        connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
+                                     max_connections=args.max_connections),
+    )
+    try:
+        return asyncio.run(_serve(APIServer(config, plugins)))
+    except (PluginError, StorageError, StartupError, ValueError, OSError) as err:
+        _report(err, args.verbose)
+        return 1
+
+
+async def _serve(server: APIServer) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

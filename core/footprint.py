@@ -1,11 +1,11 @@
 """What each plugin added to the server, found by comparing before and after each of its hooks.
 
-The plugin manager takes a :class:`Snapshot` of the scheme, registry, admission chain, request
-filters, discovery sources, loopback informers and controller-manager around every hook call and keeps the difference in the
-plugin's :class:`Footprint`. That serves two purposes:
+The plugin manager takes a :class:`Snapshot` of the ``kplane serve`` flags, scheme, registry,
+admission chain, request filters, discovery sources, loopback informers and controller-manager
+around every hook call and keeps the difference in the plugin's :class:`Footprint`. That serves two purposes:
 
 * a plugin that breaks midway (``kplane serve --skip-broken-plugins``) is taken out whole:
-  :meth:`Footprint.undo` removes its kinds, conversions, defaulters, strategies, subresources, admission
+  :meth:`Footprint.undo` removes its flags, kinds, conversions, defaulters, strategies, subresources, admission
   plugins, filters, sources, informers and controllers, even those added by an earlier hook that succeeded;
 * ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
   it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kplane.core.client.informer import SharedInformerFactory
     from kplane.core.controllers.manager import ControllerManager
+    from kplane.core.pluginoptions import Option, PluginOptions
     from kplane.core.registry.admission import AdmissionChain
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import ResourceType, Scheme
@@ -39,6 +40,7 @@ class Targets:
     """What hooks may change; None where a command has no such thing (``kplane plugins`` has no
     informers, ``kplane controller-manager`` no scheme)."""
 
+    options: PluginOptions | None = None
     scheme: Scheme | None = None
     registry: Registry | None = None
     admission: AdmissionChain | None = None
@@ -58,6 +60,7 @@ class VersionState:
 
 @dataclass
 class Snapshot:
+    options: list[Option] = field(default_factory=list)
     types: dict[TypeKey, ResourceType] = field(default_factory=dict)
     priority: dict[str, list[str]] = field(default_factory=dict)
     versions: dict[VersionKey, VersionState] = field(default_factory=dict)
@@ -74,6 +77,8 @@ class Snapshot:
 
 def snapshot(t: Targets) -> Snapshot:
     s = Snapshot()
+    if t.options is not None:
+        s.options = list(t.options.options)
     if t.scheme is not None:
         s.types = dict(t.scheme._types)
         s.priority = dict(t.scheme._priority)
@@ -115,6 +120,7 @@ class VersionEdit:
 class Footprint:
     """Everything one plugin added, in the order it added it."""
 
+    options: list[Option] = field(default_factory=list)  # its kplane serve flags
     types: dict[TypeKey, ResourceType] = field(default_factory=dict)
     priority: list[tuple[str, Any, Any]] = field(default_factory=list)  # (group, before, after)
     version_edits: list[VersionEdit] = field(default_factory=list)
@@ -131,6 +137,7 @@ class Footprint:
     def record(self, before: Snapshot, after: Snapshot) -> Footprint:
         """Add what changed between two snapshots; returns just that change."""
         change = Footprint()
+        change.options = _added(before.options, after.options)
         change.types = {k: rt for k, rt in after.types.items() if k not in before.types}
         change.priority = _changed(before.priority, after.priority)
         for key, state in after.versions.items():
@@ -148,6 +155,7 @@ class Footprint:
         change.sources = _added(before.sources, after.sources)
         change.informers = sorted(after.informers - before.informers)
         change.controllers = sorted(after.controllers - before.controllers)
+        self.options += change.options
         self.types.update(change.types)
         self.priority += change.priority
         self.version_edits += change.version_edits
@@ -169,6 +177,8 @@ class Footprint:
 
     async def undo(self, t: Targets) -> None:
         """Take out what it added (where nobody has replaced it since)."""
+        if t.options is not None:
+            t.options.remove(self.options)
         if t.controllers is not None:
             for name in self.controllers:
                 t.controllers.known.discard(name)

@@ -16,9 +16,10 @@ others in the order of their names. ``kplane plugins`` lists what each one regis
 Start-up order
 --------------
 
-``kplane serve`` loads the plugins, opens storage, then calls the hooks in the order they appear
-here, each hook on every plugin before the next hook, so a strategy may rely on every kind being
-registered: ``kplane_register_types``, ``kplane_register_conversions``,
+``kplane serve`` loads the plugins and calls ``kplane_add_options`` before it reads its command
+line; then it opens storage and calls the other hooks in the order they appear here, each hook
+on every plugin before the next hook, so a strategy may rely on every kind being registered:
+``kplane_register_types``, ``kplane_register_conversions``,
 ``kplane_register_strategies``, ``kplane_register_admission``. Then it checks that every version
 converts, calls ``kplane_register_filters`` and ``kplane_register_api_sources``, starts
 listening, calls ``kplane_post_start``, starts the loopback informers, reports ready on
@@ -40,10 +41,9 @@ Arguments
 
 A hook implementation takes only the arguments it names, in any order. Two are offered to every
 hook: ``plugin_name`` (your plugin's name, for messages and for ``plugin=`` in
-``Scheme.add_kind``) and ``config``, the server's
-:class:`~kplane.core.server.apiserver.ServerConfig` (its ``kplane serve`` flags; read it, never
-change it). It is None in ``kplane plugins``; ``kplane controller-manager`` gives one made of its
-own flags.
+``Scheme.add_kind``) and ``config``, the server's :class:`~kplane.core.config.ServerConfig`
+(its ``kplane serve`` flags; read it, never change it). It is None in ``kplane plugins`` and
+in ``kplane_add_options``; ``kplane controller-manager`` gives one made of its own flags.
 Any hook may be ``async def``; kplane awaits it. Return values are ignored.
 
 When a plugin breaks
@@ -71,12 +71,13 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from kplane.core.pluginoptions import PluginOptions
     from kplane.core.client.informer import SharedInformerFactory
     from kplane.core.controllers.manager import ControllerManager
     from kplane.core.registry.admission import AdmissionChain
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import Scheme
-    from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.config import ServerConfig
     from kplane.core.server.apisources import APISources
     from kplane.core.server.filterchain import FilterChain
 
@@ -86,11 +87,42 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
+def kplane_add_options(parser: PluginOptions, plugin_name: str, config: ServerConfig | None) -> None:
+    """Add ``kplane serve`` flags for your plugin (pytest's ``pytest_addoption``).
+
+    When: first, in ``kplane serve`` (also for ``--help``, which lists the flags under your
+    plugin's name) and in the pytest plugin's ``kplane`` fixture, before the command line is read
+    and before any event loop runs, so it must not be ``async``. A server an embedder builds from
+    its own ``ServerConfig`` does not call it.
+
+    Receives:
+
+    - ``parser``: a :class:`~kplane.core.pluginoptions.PluginOptions`. ``parser.add_argument``
+      takes argparse's arguments; a flag or ``dest`` another flag has makes your plugin the
+      broken one. Each flag's value reaches your other hooks as
+      ``config.plugin_settings[plugin_name][dest]``; a test sets it with
+      ``@pytest.mark.kplane(dest=value)``. Flags share one namespace: make each ``dest`` yours
+      (``widgets_size``, not ``size``).
+    - ``plugin_name``: your plugin's name.
+    - ``config``: always None here: the configuration is made from the flags.
+
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_add_options(parser):
+            parser.add_argument("--widgets-max-size", dest="widgets_max_size", type=int,
+                                default=10, metavar="N", help="largest widget allowed (default 10)")
+    """
+
+
+@hookspec
 def kplane_register_types(scheme: Scheme, plugin_name: str, config: ServerConfig | None) -> None:
     """Register your kinds: internal type, one schema per served version, storage version.
 
-    When: first, once per plugin, before any other hook (in ``kplane serve``, storage is open
-    and nothing is served yet).
+    When: first of the registration hooks, once per plugin, before any other hook but
+    ``kplane_add_options`` (in ``kplane serve``, storage is open and nothing is served yet).
 
     Receives:
 

@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import logging
 import traceback
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -36,7 +37,8 @@ from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import ConflictError, ResourceType, Scheme
 
 if TYPE_CHECKING:
-    from kplane.core.server.apiserver import ServerConfig
+    from kplane.core.config import ServerConfig
+    from kplane.core.pluginoptions import PluginOptions
     from kplane.core.server.apisources import APISources
     from kplane.core.server.filterchain import FilterChain
 
@@ -250,9 +252,17 @@ class PluginManager:
             change = info.footprint.record(before, snapshot(self.targets))
             for rt in change.types.values():
                 rt.plugin = rt.plugin or info.name
+            for option in change.options:
+                option.plugin = info.name
             problem = self._claim_problem(info, change, hook)
             if problem:
                 await self._take_out(info, problem)
+
+    def add_options(self, options: PluginOptions) -> None:
+        """The plugins' ``kplane serve`` flags, before the command line is parsed (and so before
+        any event loop runs: an implementation that awaits something is an error)."""
+        self.targets.options = options
+        _complete(self._call("kplane_add_options", parser=options))
 
     async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain,
                     informers: SharedInformerFactory | None = None) -> None:
@@ -356,6 +366,16 @@ class PluginManager:
                 "controllers": list(fp.controllers),
             })
         return plugins
+
+
+def _complete(work: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine that never waits for anything (hooks called before any event loop runs)."""
+    try:
+        work.send(None)
+    except StopIteration:
+        return
+    work.close()
+    raise RuntimeError("a hook called before the event loop runs awaited something")
 
 
 def _holds(entries: list[tuple[str, Any]], name: str) -> bool:

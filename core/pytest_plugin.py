@@ -20,9 +20,11 @@ Installed with kplane (the ``pytest11`` entry point), so a test only asks for a 
 Fixtures: ``kplane`` (a :class:`Cluster`), ``kplane_kubeconfig`` (its kubeconfig file, for
 ``kubectl``, kopf or any client), ``kplane_client`` (an official ``kubernetes`` ApiClient).
 The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=(),
-runtime_config="", apiservice_backends=False)`` chooses what runs (the last two are ``kplane
-serve``'s ``--runtime-config`` and ``--enable-apiservice-backends``, for tests of aggregated API
-servers). The server runs in a thread of its own with its own event loop, so blocking
+runtime_config="", plugin_settings={}, **flags)`` chooses what runs: ``runtime_config`` is
+``kplane serve``'s ``--runtime-config``, ``plugin_settings`` is ``ServerConfig.plugin_settings``
+(by plugin name), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
+``dest`` (``apiservice_backends=True`` is ``--enable-apiservice-backends``, for tests of
+aggregated API servers). The server runs in a thread of its own with its own event loop, so blocking
 clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
 SQLite in the test's ``tmp_path``.
 """
@@ -43,10 +45,12 @@ from typing import Any
 import pytest
 import yaml
 
+from kplane.core.config import ServerConfig
 from kplane.core.patching.mediatypes import APPLY_PATCH
+from kplane.core.pluginoptions import PluginOptions
+from kplane.core.plugins import PluginManager
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.cli import APIREGISTRATION
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.serving.apiserver import APIServer
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "kplane-pytest"
@@ -187,8 +191,8 @@ class ServerThread:
     """An APIServer on its own event loop in a daemon thread: blocking test code and asyncio
     tests alike can talk to it, and it keeps serving while a test blocks."""
 
-    def __init__(self, config: ServerConfig) -> None:
-        self.server = APIServer(config)
+    def __init__(self, config: ServerConfig, plugins: PluginManager | None = None) -> None:
+        self.server = APIServer(config, plugins)
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -227,8 +231,9 @@ class ServerThread:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "kplane(controllers=False, simulated_nodes=3, disable_plugins=(), runtime_config='', apiservice_backends=False): "
-        "how the `kplane` fixture's server runs",
+        "kplane(controllers=False, simulated_nodes=3, disable_plugins=(), runtime_config='', plugin_settings={}, "
+        "**flags): how the `kplane` fixture's server runs (flags: those plugins add to kplane serve, by dest, "
+        "e.g. apiservice_backends=True)",
     )
 
 
@@ -237,24 +242,38 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
     """A fresh kplane API server for this test (SQLite in ``tmp_path``, a free loopback port)."""
     marker = request.node.get_closest_marker("kplane")
     options = dict(marker.kwargs) if marker else {}
+    disabled = frozenset(options.pop("disable_plugins", ()))
+    plugins = PluginManager()
+    plugins.load_entry_points(disabled)
     config = ServerConfig(
         data_dir=tmp_path / "kplane",
         port=0,
         run_controllers=bool(options.pop("controllers", False)),
         simulated_nodes=int(options.pop("simulated_nodes", 3)),
-        disabled_plugins=frozenset(options.pop("disable_plugins", ())),
+        disabled_plugins=disabled,
         runtime_config=parse_runtime_config(options.pop("runtime_config", "")),
-        plugin_settings={APIREGISTRATION: {"backends": bool(options.pop("apiservice_backends", False))}},
+        plugin_settings=_plugin_settings(plugins, options.pop("plugin_settings", {}), options),
         leader_election=None,  # one server per test: nothing to elect
     )
-    if options:
-        raise pytest.UsageError(f"@pytest.mark.kplane: unknown options {sorted(options)}")
-    thread = ServerThread(config)
+    thread = ServerThread(config, plugins)
     server = thread.start()
     try:
         yield Cluster(server)
     finally:
         thread.stop()
+
+
+def _plugin_settings(plugins: PluginManager, given: dict[str, dict[str, Any]], flags: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``given``, with the marker's ``flags`` (plugins' flags by dest) added for their plugins."""
+    known = PluginOptions()
+    plugins.add_options(known)
+    found = {dest: option for dest in flags if (option := known.find(dest)) is not None}
+    if len(found) < len(flags):
+        raise pytest.UsageError(f"@pytest.mark.kplane: unknown options {sorted(set(flags) - set(found))}")
+    settings = {name: dict(values) for name, values in given.items()}
+    for dest, option in found.items():
+        settings.setdefault(option.plugin, {})[dest] = flags[dest]
+    return settings
 
 
 @pytest.fixture

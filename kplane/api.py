@@ -22,7 +22,8 @@ from __future__ import annotations
 
 # -- hooks ----------------------------------------------------------------------------------------
 from kplane.core.hookspecs import hookimpl
-from kplane.core.server.apiserver import ServerConfig  # every hook's ``config``
+from kplane.core.config import ServerConfig  # every hook's ``config``
+from kplane.core.pluginoptions import PluginOptions  # kplane_add_options' ``parser``
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock

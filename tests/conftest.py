@@ -14,7 +14,8 @@ import aiohttp
 import pytest
 
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import Kubectl

@@ -28,7 +28,8 @@ import pytest
 from aiohttp import web
 
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.discovery import AGGREGATED
 from kplane.plugins.apiregistration.proxy import REDIRECT_REFUSED
 from kplane.plugins.apiregistration.settings import BACKENDS_FLAG

@@ -9,7 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 
 from tests.builders import UNSCHEDULED, configmap

@@ -17,7 +17,8 @@ from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.controllers.manager import ControllerSelection
 from kplane.core.controllers.standard import build_controller_manager
 from kplane.core.plugins import PluginManager
-from kplane.core.server.apiserver import ServerConfig, write_kubeconfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.datadir import write_kubeconfig
 from tests.builders import deployment
 from tests.servers import Served, serving
 from tests.test_deployment_controller import complete, deployments, is_ready, owned, pods, set_image

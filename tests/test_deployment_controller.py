@@ -12,7 +12,7 @@ import pytest
 
 from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
 from kplane.core.patching.mediatypes import JSON_PATCH
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.meta.rand import SAFE_ALPHABET
 from kplane.plugins.apps.controllers.deployment.revisions import pod_template_hash
 from kplane.plugins.apps.controllers.deployment.scaling import fenceposts, new_rs_replicas

@@ -13,7 +13,7 @@ import pytest
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.rest import RESTClient
 from kplane.core.meta.clock import parse
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 from tests.builders import deployment
 from tests.servers import free_port
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 
 CMS = "/api/v1/namespaces/default/configmaps"
 

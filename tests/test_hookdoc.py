@@ -25,11 +25,13 @@ from kplane.core import hookdoc, hookspecs
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.hookspecs import hookimpl
-from kplane.core.plugins import HOOKS
+from kplane.core.pluginoptions import PluginOptions
+from kplane.core.plugins import HOOKS, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.apisources import APISources
 from kplane.core.server.filterchain import FilterChain
 
@@ -83,6 +85,10 @@ class Recorder:
             self.readyz[hook] = reply.status
 
     @hookimpl
+    def kplane_add_options(self, parser: PluginOptions, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_add_options", {"parser": parser, "plugin_name": plugin_name, "config": config}))
+
+    @hookimpl
     def kplane_register_types(self, scheme: Scheme, plugin_name: str, config: ServerConfig | None) -> None:
         self.calls.append(("kplane_register_types", {"scheme": scheme, "plugin_name": plugin_name, "config": config}))
 
@@ -129,8 +135,13 @@ class Recorder:
 
 async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
     recorder = Recorder()
+    plugins = PluginManager()  # as kplane serve: loaded, asked for their flags, then served
+    plugins.load_entry_points(only=frozenset({"core"}))
+    plugins.register(recorder, "recorder")
+    options = PluginOptions()
+    plugins.add_options(options)
     server = APIServer(ServerConfig(data_dir=tmp_path, port=0, plugins=frozenset({"core"}), simulated_nodes=0,
-                                    leader_election=None, write_kubeconfig=False, extra_plugins=[("recorder", recorder)]))
+                                    leader_election=None, write_kubeconfig=False), plugins)
     recorder.server = server
     await server.start()
     try:
@@ -147,6 +158,7 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
         assert set(args) == set(hookdoc.parameters(getattr(hookspecs, hook)))  # every argument offered
         assert args["plugin_name"] == "recorder"
     got = {name: value for _, args in recorder.calls for name, value in args.items()}
+    assert got["parser"] is options
     assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
     assert got["server_url"] == server.url and got["config"] is server.config
     assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers

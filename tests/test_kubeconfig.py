@@ -18,7 +18,7 @@ from aiohttp import web
 
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, client_from_kubeconfig, load_kubeconfig
 from kplane.core.client.rest import RESTClient
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 
 
 def kubeconfig(path: Path, *, current: str | None = "a", clusters: dict[str, Any] | None = None,

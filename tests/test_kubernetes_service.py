@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 
 PATH = "/api/v1/namespaces/default/services/kubernetes"

@@ -14,7 +14,7 @@ import pytest
 
 from kplane.core.client.leaderelection import LeaderElectionConfig, LeaderElector
 from kplane.core.client.rest import RESTClient
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 from tests.waiting import eventually
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.2}

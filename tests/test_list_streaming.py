@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from kplane.core.server import listing
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.filters import RequestLimits
 
 CM = "/api/v1/namespaces/default/configmaps"

@@ -28,7 +28,7 @@ from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersion
 from kplane.core.runtime.schema import Schema
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.openapi import OpenAPI, build_document, group_prefix
 from kplane.plugins.apps.v1.schemas import DeploymentSpecSchema, DeploymentStrategySchema
 from kplane.plugins.core import types as core_types

@@ -25,7 +25,8 @@ from kplane.api import Connecter, Creater, Served, Strategy, hookimpl
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.server.apiserver import APIServer, ServerConfig
+from kplane.core.config import ServerConfig
+from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.plugin_subresources import GROUP, JournalEcho, JournalLog, JournalRetire, JournalsPlugin, add_kind

@@ -136,3 +136,19 @@ def test_off(kplane):
         kplane.apply(APISERVICE)
 ''')
     result.assert_outcomes(passed=2)
+
+
+def test_plugin_settings(pytester: pytest.Pytester) -> None:
+    """The marker sets ``ServerConfig.plugin_settings`` as an embedder would."""
+    result = run(pytester, '''
+import pytest
+
+@pytest.mark.kplane(plugin_settings={"apiregistration": {"backends": True, "probe_interval": 1}})
+def test_on(kplane):
+    assert kplane.server.config.plugin_settings == {"apiregistration": {"backends": True, "probe_interval": 1}}
+    kplane.apply({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                  "metadata": {"name": "v1.backend.example.com"},
+                  "spec": {"group": "backend.example.com", "version": "v1", "url": "http://127.0.0.1:9",
+                           "groupPriorityMinimum": 100, "versionPriority": 10}})
+''')
+    result.assert_outcomes(passed=1)

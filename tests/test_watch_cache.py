@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from kplane.core.registry.stored import storage_bytes
-from kplane.core.server.apiserver import APIServer
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.storage.cacher import CachedStorage
 from tests.builders import configmap, deployment
 

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.meta import errors
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
@@ -16,7 +17,7 @@ from kplane.core.server.apisources import APISources
 from kplane.core.server.discovery import Discovery
 from kplane.core.server.filterchain import FilterChain
 from kplane.core.server.filters import RequestLimits, max_in_flight, request_timeout
-from kplane.core.server.handlers import BOOKMARK_INTERVAL, ResourceEndpoints
+from kplane.core.server.handlers import ResourceEndpoints
 from kplane.core.server.openapi import OpenAPI
 
 log = logging.getLogger(__name__)

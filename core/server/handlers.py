@@ -20,6 +20,7 @@ from typing import Any, cast
 import orjson
 from aiohttp import web
 
+from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import deleteoptions, errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
@@ -43,7 +44,6 @@ from kplane.core.server.ownership import FieldTracker
 from kplane.core.server.requestinfo import RequestInfo
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
-BOOKMARK_INTERVAL = 60.0
 
 # The Kubernetes verb of a request by method and whether it names an object (a GET of a
 # collection is list, or watch with ?watch); the serving object's capabilities say which it supports.

@@ -8,18 +8,24 @@ refusing backends unless the server was started with ``--enable-apiservice-backe
 plugin also keeps the Local APIServices of the groups the server serves itself.
 
 Its settings come from ``config.plugin_settings[plugin_name]``
-(:mod:`kplane.plugins.apiregistration.settings`).
+(:mod:`kplane.plugins.apiregistration.settings`), two of them from the ``kplane serve`` flags it adds.
 """
 
 from __future__ import annotations
 
 from kplane.api import (
-    PROXY, AdmissionChain, APISources, FilterChain, Registry, Scheme, ServerConfig, SharedInformerFactory, hookimpl,
+    PROXY, AdmissionChain, APISources, FilterChain, PluginOptions, Registry, Scheme, ServerConfig, SharedInformerFactory,
+    hookimpl,
 )
 from kplane.plugins.apiregistration import admission, aggregation, local, strategy, types
 from kplane.plugins.apiregistration.apiservices import GROUP
-from kplane.plugins.apiregistration.settings import settings_of
+from kplane.plugins.apiregistration.settings import add_flags, settings_of
 from kplane.plugins.apiregistration.v1 import defaults, protobuf, schemas
+
+
+@hookimpl
+def kplane_add_options(parser: PluginOptions) -> None:
+    add_flags(parser)
 
 
 @hookimpl

@@ -1,8 +1,10 @@
-"""The aggregator's settings: two come from ``kplane serve`` flags, the rest are tuning.
+"""The aggregator's settings: two come from ``kplane serve`` flags (:func:`add_flags`), the rest
+are tuning.
 
-The server hands them over as plain values in ``config.plugin_settings[<plugin name>]``
-(``{"backends": True, "probe_interval": 1.0}``); a name Settings has not makes the plugin fail
-with a TypeError naming it.
+The server hands them over as plain values in ``config.plugin_settings[<plugin name>]``: the
+flags by their ``dest`` (``{"apiservice_backends": True}``), and from an embedder or a test any
+field of Settings by its name (``{"backends": True, "probe_interval": 1.0}``); a name that is
+neither makes the plugin fail with a TypeError naming it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kplane.api import PluginOptions
+
 BACKENDS_FLAG = "--enable-apiservice-backends"  # the flag behind ``backends``, for messages
+# The flags' dests (also @pytest.mark.kplane's keywords for them) and the fields they set.
+FLAG_FIELDS = {"apiservice_backends": "backends", "apiservice_probe_interval": "probe_interval"}
 
 
 @dataclass
@@ -25,6 +31,18 @@ class Settings:
     response_timeout: float = 60.0  # a backend's response headers (a watch answers them at once)
 
 
+def add_flags(parser: PluginOptions) -> None:
+    parser.add_argument("--apiservice-probe-interval", dest="apiservice_probe_interval", type=float, default=30.0,
+                        metavar="SECONDS", help="how often the backend of an available APIService is checked again "
+                                                "(default 30)")
+    parser.add_argument(BACKENDS_FLAG, dest="apiservice_backends", action="store_true",
+                        help="proxy the group/versions of APIServices with spec.url or spec.service to those servers, "
+                             "also for groups served here (default off: such APIServices are refused). kplane does not "
+                             "authenticate yet: with this, anyone who reaches the port can make the server send "
+                             "requests to any host it can reach")
+
+
 def settings_of(config: Any, plugin_name: str) -> Settings:
     """This plugin's settings in the server's ``config`` (defaults without a config: ``kplane plugins``)."""
-    return Settings(**(config.plugin_settings.get(plugin_name, {}) if config is not None else {}))
+    given = config.plugin_settings.get(plugin_name, {}) if config is not None else {}
+    return Settings(**{FLAG_FIELDS.get(name, name): value for name, value in given.items()})

@@ -1,4 +1,4 @@
-"""Assemble and run the API server: storage, plugins, registry, HTTP."""
+"""One API server: storage, plugins, registry and HTTP assembled, started and stopped in order."""
 
 from __future__ import annotations
 
@@ -6,87 +6,47 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import os
 import secrets
 import socket
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
 from aiohttp import web
 
 from kplane.core.client.informer import SharedInformerFactory
-from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.client.rest import RESTClient
-from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, run_controllers, stand_for_election
-from kplane.core.controllers.manager import ALL, ControllerManager, ControllerSelection
+from kplane.core.config import ServerConfig
+from kplane.core.controllers.leading import run_controllers, stand_for_election
+from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
 from kplane.core.plugins import PluginManager
-from kplane.core.privatefiles import private_dir, write_private
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
-from kplane.core.server.connections import ConnectionLimits, GuardedRunner
+from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import FilterChain
-from kplane.core.server.filters import RequestLimits
-from kplane.core.server.handlers import BOOKMARK_INTERVAL
-from kplane.core.storage.cacher import CachedStorage
-from kplane.core.storage.factory import open_storage
+from kplane.core.serving.datadir import prepare_data_dir, write_kubeconfig
+from kplane.core.serving.storage import open_server_storage
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
 
 
-class StartupError(Exception):
-    """The server cannot start for a reason its operator can fix; the message says which."""
-
-
-@dataclass
-class ServerConfig:
-    data_dir: Path = Path(".kplane")
-    storage_url: str = ""  # default: sqlite in data_dir
-    address: str = "127.0.0.1"
-    port: int = 6443
-    disabled_plugins: frozenset[str] = frozenset()
-    plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
-    skip_broken_plugins: bool = False  # start without a plugin that breaks (logged) instead of failing
-    write_kubeconfig: bool = True
-    bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
-    run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
-    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
-    controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
-    # The Lease the in-process controllers hold while they run (None: run them unconditionally).
-    # Several servers on one storage then run one set of controllers between them.
-    leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(
-        LEASE_NAMESPACE, LEASE_NAME, default_identity(), release_on_cancel=True))
-    watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
-    share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
-    extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
-    # Settings of single plugins, by plugin name, as plain values (the flags a plugin reads, and
-    # tuning for tests); each plugin documents what it reads from its entry.
-    plugin_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
-    # defaults (kplane.core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
-    runtime_config: dict[str, bool] = field(default_factory=dict)
-    limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
-    connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
-
-    @property
-    def storage(self) -> str:
-        return self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path
-
-
 class APIServer:
-    """One running server. ``await start()``, then ``await stop()``."""
+    """One running server. ``await start()``, then ``await stop()``.
 
-    def __init__(self, config: ServerConfig) -> None:
+    ``plugins``: loaded already, by a caller that asked them for their flags first (``kplane
+    serve``, the pytest plugin); by default the server loads the installed ones ``config`` names.
+    """
+
+    def __init__(self, config: ServerConfig, plugins: PluginManager | None = None) -> None:
         self.config = config
         self.scheme = Scheme()
         self.admission = AdmissionChain()
-        self.plugins = PluginManager(skip_broken=config.skip_broken_plugins, config=config)
+        self._load_plugins = plugins is None
+        self.plugins = plugins if plugins is not None else PluginManager(skip_broken=config.skip_broken_plugins)
+        self.plugins.config = config  # every hook's ``config`` from now on
         self.storage: Storage | None = None
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
@@ -102,14 +62,13 @@ class APIServer:
 
     async def start(self) -> None:
         cfg = self.config
-        _prepare_data_dir(cfg.data_dir)
+        prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
-        self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
+        if self._load_plugins:
+            self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
-        self.storage = await open_storage(cfg.storage)
-        if cfg.watch_cache:
-            self.storage = await CachedStorage.open(self.storage)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("", token=self._loopback_token)
@@ -187,33 +146,6 @@ class APIServer:
             await self.runner.cleanup()
         if self.storage is not None:
             await self.storage.close()
-
-
-def write_kubeconfig(path: Path, server: str) -> None:
-    """A kubeconfig pointing at this server (plain HTTP on loopback, no credentials yet)."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "kplane", "cluster": {"server": server}}],
-        "users": [{"name": "kplane-admin", "user": {}}],
-        "contexts": [{"name": "kplane", "context": {"cluster": "kplane", "user": "kplane-admin", "namespace": "default"}}],
-        "current-context": "kplane",
-        "preferences": {},
-    }
-    try:
-        write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
-    except OSError as err:
-        raise StartupError(f"cannot write the kubeconfig {path}: {err.strerror}") from None
-
-
-def _prepare_data_dir(path: Path) -> None:
-    """The data dir, private and writable by us, or an error saying why it is not."""
-    try:
-        private_dir(path)
-    except OSError as err:
-        raise StartupError(f"cannot use the data dir {path}: {err.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise StartupError(f"the data dir {path} is not writable")
 
 
 def _warn_if_exposed(address: str) -> None:

@@ -1,0 +1,54 @@
+"""``ServerConfig``: what a server is told to be, from ``kplane serve``'s flags or an embedder.
+
+Its own module, so that naming it (every hook's ``config``, ``kplane.api``) imports neither the
+server's assembly (:mod:`kplane.core.serving`), storage nor the aiohttp application.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kplane.core.client.leaderelection import LeaderElectionConfig
+from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
+from kplane.core.controllers.manager import ALL, ControllerSelection
+from kplane.core.server.connections import ConnectionLimits
+from kplane.core.server.filters import RequestLimits
+
+BOOKMARK_INTERVAL = 60.0  # seconds of quiet before a watch gets a BOOKMARK (kube-apiserver's)
+
+
+@dataclass
+class ServerConfig:
+    data_dir: Path = Path(".kplane")
+    storage_url: str = ""  # default: sqlite in data_dir
+    address: str = "127.0.0.1"
+    port: int = 6443
+    disabled_plugins: frozenset[str] = frozenset()
+    plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
+    skip_broken_plugins: bool = False  # start without a plugin that breaks (logged) instead of failing
+    write_kubeconfig: bool = True
+    bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
+    run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
+    simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
+    controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
+    # The Lease the in-process controllers hold while they run (None: run them unconditionally).
+    # Several servers on one storage then run one set of controllers between them.
+    leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(
+        LEASE_NAMESPACE, LEASE_NAME, default_identity(), release_on_cancel=True))
+    watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
+    share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
+    extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
+    # Settings of single plugins, by plugin name, as plain values (the flags a plugin reads, and
+    # tuning for tests); each plugin documents what it reads from its entry.
+    plugin_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
+    # defaults (kplane.core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
+    runtime_config: dict[str, bool] = field(default_factory=dict)
+    limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
+
+    @property
+    def storage(self) -> str:
+        return self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path

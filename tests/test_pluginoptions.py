@@ -1,0 +1,71 @@
+"""Plugins' ``kplane serve`` flags (``kplane_add_options``): on the command line under the
+plugin's name, their values handed to that plugin by dest, a clash the plugin's fault."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from kplane.core.hookspecs import hookimpl
+from kplane.core.pluginoptions import PluginOptions
+from kplane.core.plugins import SKIPPED, PluginError, PluginManager
+
+
+class Sizes:
+    @hookimpl
+    def kplane_add_options(self, parser: PluginOptions) -> None:
+        parser.add_argument("--widgets-max-size", dest="widgets_max_size", type=int, default=10, metavar="N",
+                            help="largest widget allowed")
+
+
+class Clash:
+    def __init__(self, *flags: str, dest: str | None = None) -> None:
+        self.flags, self.dest = flags, dest
+
+    @hookimpl
+    def kplane_add_options(self, parser: PluginOptions) -> None:
+        parser.add_argument("--clash-first", action="store_true")
+        parser.add_argument(*self.flags, **({"dest": self.dest} if self.dest else {}))
+
+
+def command() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kplane serve")
+    parser.add_argument("--port", type=int, default=6443)
+    return parser
+
+
+def test_a_plugins_flags_reach_it_by_dest() -> None:
+    plugins, options = PluginManager(), PluginOptions(command())
+    plugins.register(Sizes(), "widgets")
+    plugins.add_options(options)
+    options.attach()
+    assert options.command is not None
+    args = options.command.parse_args(["--widgets-max-size", "3", "--port", "1"])
+    assert options.settings(args) == {"widgets": {"widgets_max_size": 3}}
+    assert options.settings(options.command.parse_args([])) == {"widgets": {"widgets_max_size": 10}}
+    assert "plugin widgets:\n  --widgets-max-size N  largest widget allowed" in options.command.format_help()
+
+
+@pytest.mark.parametrize("clash", [Clash("--port"), Clash("--other-port", dest="port"),
+                                   Clash("--widgets-max-size"), Clash("--sizes", dest="widgets_max_size")],
+                         ids=["flag", "dest", "another plugin's flag", "another plugin's dest"])
+def test_a_flag_taken_breaks_the_plugin_that_adds_it(clash: Clash) -> None:
+    plugins, options = PluginManager(), PluginOptions(command())
+    plugins.register(Sizes(), "widgets")
+    plugins.register(clash, "clash")
+    with pytest.raises(PluginError, match=r"plugin 'clash' failed in kplane_add_options: (ArgumentError|ValueError)"):
+        plugins.add_options(options)
+
+
+def test_a_skipped_plugins_flags_are_taken_out() -> None:
+    plugins, options = PluginManager(skip_broken=True), PluginOptions(command())
+    plugins.register(Clash("--port"), "clash")
+    plugins.register(Sizes(), "widgets")
+    plugins.add_options(options)
+    assert plugins.infos["clash"].status == SKIPPED
+    assert [(o.plugin, o.dest) for o in options.options] == [("widgets", "widgets_max_size")]
+    options.attach()
+    assert options.command is not None
+    with pytest.raises(SystemExit):
+        options.command.parse_args(["--clash-first"])
