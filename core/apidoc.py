@@ -13,6 +13,7 @@ convention). Failing both, the comment kplane/api.py puts after the import line 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -58,6 +59,7 @@ class _Source:
 
 
 def _read(path: str) -> _Source:
+    """A module file, parsed; comments through tokenize, since the syntax tree drops them."""
     text = Path(path).read_text()
     comments = {tok.start[0]: tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
                 if tok.type == tokenize.COMMENT}
@@ -65,6 +67,7 @@ def _read(path: str) -> _Source:
     return _Source(ast.get_docstring(tree) or "", text.splitlines(), tree.body, comments)
 
 
+@functools.cache
 def _module_source(module: str) -> _Source:
     spec = importlib.util.find_spec(module)  # imports the parents only, never ``module`` itself
     if spec is None or spec.origin is None:
@@ -82,12 +85,12 @@ def sections() -> list[Section]:
     source = _module_source(API)
     titled: dict[str, list[Entry]] = {}
     for node in source.body:
-        if not isinstance(node, ast.ImportFrom) or node.module in (None, "__future__"):
+        if not isinstance(node, ast.ImportFrom) or node.module is None or node.module == "__future__":
             continue
         title = _title_above(source, node.lineno)
         note = _trailing_comment(source, node)
         for alias in node.names:
-            titled.setdefault(title, []).append(_entry(node.module, alias.name, alias.asname or alias.name, note))  # type: ignore[arg-type]
+            titled.setdefault(title, []).append(_entry(node.module, alias.name, alias.asname or alias.name, note))
     return [Section(title, entries) for title, entries in titled.items()]
 
 

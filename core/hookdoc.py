@@ -168,7 +168,8 @@ def render_api() -> list[str]:
             summary = _inline(entry.summary)
             if entry.value is not None:
                 summary = f"`{json.dumps(entry.value)}`: {summary}"
-            out.append(f"| `{entry.name}` | {entry.kind} | {summary.replace('|', chr(92) + '|')} |")
+            cell = summary.replace("|", "\\|")  # a table cell may hold no bare pipe
+            out.append(f"| `{entry.name}` | {entry.kind} | {cell} |")
         out.append("")
     return out
 
