@@ -1,27 +1,33 @@
-"""docs/hooks.md, generated from the docstrings of :mod:`kplane.core.hookspecs`.
+"""docs/hooks.md, generated from the docstrings of :mod:`kplane.core.hookspecs` and kplane/api.py.
 
     python -m kplane.core.hookdoc > docs/hooks.md
 
 The hookspecs are the reference; this renders them as Markdown (reST's ``literal``, roles and
 ``::`` blocks become Markdown's, a line underlined with ``-`` a heading), with a table of the
-hooks in the order kplane calls them. tests/test_hookdoc.py fails when docs/hooks.md differs
-from what this prints, so the page cannot drift from the code.
+hooks in the order kplane calls them. After the hooks comes the plugin API, every name
+kplane/api.py exports, by its sections, with what it is (:mod:`kplane.core.apidoc` reads them).
+tests/test_hookdoc.py fails when docs/hooks.md differs from what this prints, so the page cannot
+drift from the code.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from kplane.core import hookspecs
+from kplane.core import apidoc, hookspecs
 from kplane.core.plugins import HOOKS
 
 SECTIONS = ("When", "Receives", "Returns", "Example")  # every hook's docstring has these, in this order
-HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py by `python -m kplane.core.hookdoc > docs/hooks.md`. "
+HEADER = ("<!-- Generated from the docstrings of core/hookspecs.py and kplane/api.py by "
+          "`python -m kplane.core.hookdoc > docs/hooks.md`. "
           "Edit those, then run it again: tests/test_hookdoc.py checks that this page is what it prints. -->")
+API_HEADING = "## The plugin API (`kplane.api`)"
+API_ANCHOR = "#the-plugin-api-kplaneapi"
 
 
 def hooks() -> list[Callable[..., Any]]:
@@ -136,7 +142,9 @@ def _bold_label(line: str) -> str:
 def render() -> str:
     doc = inspect.cleandoc(hookspecs.__doc__ or "")
     title, _, rest = doc.partition("\n")
-    out = [HEADER, "", "# Plugin hooks", "", _inline(title.strip()), "", markdown(rest.strip()), "## The hooks", "",
+    out = [HEADER, "", "# Plugin hooks", "", _inline(title.strip()), "",
+           f"Everything a plugin imports from kplane is listed after the hooks, in [the plugin API]({API_ANCHOR}).", "",
+           markdown(rest.strip()), "## The hooks", "",
            "| # | hook | receives | what for |", "|---|------|----------|----------|"]
     for n, hook in enumerate(hooks(), 1):
         summary = _inline(sections(hook)[""].split("\n\n")[0].replace("\n", " "))
@@ -146,7 +154,24 @@ def render() -> str:
     for n, hook in enumerate(hooks(), 1):
         out += [f"### {hook.__name__}", "", "```python", "@hookspec", signature(hook) + ": ...", "```", "",
                 markdown(inspect.getdoc(hook) or "", heading="####")]
+    out += render_api()
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_api() -> list[str]:
+    """The plugin API's part of the page: kplane/api.py's docstring, then a table per section."""
+    out = [API_HEADING, "", markdown(apidoc.docstring())]
+    for section in apidoc.sections():
+        out += [f"### {_inline(section.title[:1].upper() + section.title[1:])}", "",
+                "| name | kind | what it is |", "|------|------|------------|"]
+        for entry in section.entries:
+            summary = _inline(entry.summary)
+            if entry.value is not None:
+                summary = f"`{json.dumps(entry.value)}`: {summary}"
+            cell = summary.replace("|", "\\|")  # a table cell may hold no bare pipe
+            out.append(f"| `{entry.name}` | {entry.kind} | {cell} |")
+        out.append("")
+    return out
 
 
 def main() -> None:

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 
 PROJECT = "kplane"
 hookspec = pluggy.HookspecMarker(PROJECT)
+#: Marks a plugin's hook implementations: ``@hookimpl``, or ``@hookimpl(tryfirst=True)`` and pluggy's other options.
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 

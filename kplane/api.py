@@ -1,9 +1,10 @@
 """The plugin API: everything an API group, an example or a controller may import from kplane.
 
-A plugin imports from here and from nowhere else in kplane (``from kplane.api import Schema,
-Strategy, hookimpl``); the rest of ``kplane.core`` is the machinery's own and may change between
-releases. ``make test`` checks this with an import contract (``.importlinter``). The hooks
-themselves, with their arguments, are in :mod:`kplane.core.hookspecs` (``docs/hooks.md``), and
+A plugin imports from here and from nowhere else in kplane
+(``from kplane.api import Schema, Strategy, hookimpl``); the rest of ``kplane.core`` is the
+machinery's own and may change between releases. ``make test`` checks this with an import
+contract (``.importlinter``). The hooks themselves, with their arguments, are in
+:mod:`kplane.core.hookspecs`; ``docs/hooks.md`` lists both, generated from the code, and
 ``docs/writing-a-plugin.md`` walks through a whole plugin.
 
 The names come in the order a plugin needs them: the hook marker; types and schemas (internal
@@ -100,5 +101,6 @@ from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
 from kplane.core.storage import interface as storage
 from kplane.core.storage.factory import Backend, StorageURLError
 
-# Everything imported above, and nothing else, is the plugin API.
-__all__ = sorted(name for name in dir() if not name.startswith("_") and name != "annotations")
+# Everything imported above, and nothing else, is the plugin API (pytest's assertion rewriting,
+# which covers kplane's modules as those of a pytest plugin, adds globals that are no identifiers).
+__all__ = sorted(name for name in dir() if name.isidentifier() and not name.startswith("_") and name != "annotations")

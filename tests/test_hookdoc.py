@@ -4,6 +4,8 @@
   hookspec docstring);
 * every hook documents When, Receives (each parameter, in order), Returns and an Example that
   compiles;
+* the plugin API's part lists every name of ``kplane.api.__all__``, each with what it is for, under
+  the section kplane/api.py puts it in;
 * a recording plugin in a real server sees the hooks in the documented order, with the documented
   arguments, at the documented moments (before /readyz answers ok for kplane_post_start, after it
   for kplane_register_controllers).
@@ -21,7 +23,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from kplane.core import hookdoc, hookspecs
+import kplane.api
+from kplane.core import apidoc, hookdoc, hookspecs
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.hookspecs import hookimpl
@@ -51,7 +54,22 @@ def test_the_page_is_markdown() -> None:
     assert not re.search(r"(?<!`)``(?!`)", page), "a reST ``literal`` left over (one broken across lines?)"
     assert ":class:" not in page and ":meth:" not in page
     assert page.count("```") % 2 == 0
-    assert [line[4:] for line in page.splitlines() if line.startswith("### ")] == list(HOOKS)
+    hooks_part, _, api_part = page.partition(hookdoc.API_HEADING)
+    assert [line[4:] for line in hooks_part.splitlines() if line.startswith("### ")] == list(HOOKS)
+    assert [line[4:] for line in api_part.splitlines() if line.startswith("### ")] == [
+        hookdoc._inline(s.title[:1].upper() + s.title[1:]) for s in apidoc.sections()]
+
+
+def test_the_page_lists_every_name_of_the_plugin_api() -> None:
+    api_part = hookdoc.render().partition(hookdoc.API_HEADING)[2]
+    missing = [name for name in kplane.api.__all__ if f"| `{name}` |" not in api_part]
+    assert not missing, f"kplane.api names missing from docs/hooks.md: {missing}"
+    entries = [entry for section in apidoc.sections() for entry in section.entries]
+    assert sorted(entry.name for entry in entries) == kplane.api.__all__  # each once, nothing else
+    assert not [e.name for e in entries if not e.summary], "a name without a docstring (or a #: comment)"
+    kinds = {e.name: e.kind for e in entries}
+    assert (kinds["Strategy"], kinds["deny"], kinds["errors"], kinds["STAGES"], kinds["Handler"]) == (
+        "class", "function", "module", "constant", "type alias")
 
 
 @pytest.mark.parametrize("hook", hookdoc.hooks(), ids=lambda h: h.__name__)

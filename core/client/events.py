@@ -34,7 +34,9 @@ from kplane.core.meta.validation import is_dns1123_subdomain
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
+#: The type of an Event that reports things going as they should.
 NORMAL = "Normal"
+#: The type of an Event that reports a problem someone may need to look at.
 WARNING = "Warning"
 QUEUE_SIZE = 1000  # client-go's maxQueuedEvents
 CACHE_SIZE = 4096  # client-go's maxLruCacheEntries

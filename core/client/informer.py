@@ -30,6 +30,8 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Handlers:
+    """The callbacks an informer calls on each add, update and delete it sees (``ResourceEventHandlerFuncs``)."""
+
     on_add: Callable[[Obj], None] | None = None
     on_update: Callable[[Obj, Obj], None] | None = None
     on_delete: Callable[[Obj], None] | None = None
@@ -42,6 +44,8 @@ class Handlers:
 
 
 class Informer:
+    """One resource listed and watched into a local cache, calling handlers on each change (client-go's)."""
+
     def __init__(self, resource: ResourceClient, *, resync: float = 0.0, watch_timeout: int = 300, retry: float = 1.0) -> None:
         self.resource = resource
         self.resync = resync

@@ -54,6 +54,8 @@ class WatchEvent:
 
 
 class RESTClient:
+    """One HTTP session to an API server; ``resource()`` hands out clients of one resource each."""
+
     def __init__(
         self,
         server: str,

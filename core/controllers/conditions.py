@@ -25,6 +25,7 @@ def new_condition(type_: str, status: str, reason: str, message: str, *, with_up
 
 
 def get_condition(status: Obj, type_: str) -> Obj | None:
+    """The condition of ``type_`` in ``status``, or None."""
     return next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
 
 
@@ -46,4 +47,5 @@ def replace_condition(status: Obj, condition: Obj) -> None:
 
 
 def remove_condition(status: Obj, type_: str) -> None:
+    """Drop the condition of ``type_`` from ``status``, if there is one."""
     status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != type_]

@@ -19,6 +19,7 @@ def spec(obj: Obj) -> Obj:
 
 
 def uid(obj: Obj) -> str:
+    """An object's ``metadata.uid`` ('' without one), what owner references point at."""
     return str(obj["metadata"].get("uid", ""))
 
 

@@ -96,27 +96,33 @@ class FieldError:
 
 
 def required(path: str, detail: str = "") -> FieldError:
+    """A required field is missing (``field.Required``)."""
     return FieldError(FieldErrorType.REQUIRED, path, detail)
 
 
 def invalid(path: str, value: Any, detail: str) -> FieldError:
+    """A field has a bad value (``field.Invalid``); ``detail`` says what is wrong."""
     return FieldError(FieldErrorType.INVALID, path, detail, value)
 
 
 def not_supported(path: str, value: Any, allowed: list[str]) -> FieldError:
+    """A field's value is none of ``allowed`` (``field.NotSupported``)."""
     detail = "supported values: " + ", ".join(orjson.dumps(a).decode() for a in allowed)
     return FieldError(FieldErrorType.NOT_SUPPORTED, path, detail, value)
 
 
 def forbidden(path: str, detail: str) -> FieldError:
+    """A field may not be set, or not to this, here (``field.Forbidden``)."""
     return FieldError(FieldErrorType.FORBIDDEN, path, detail)
 
 
 def duplicate(path: str, value: Any) -> FieldError:
+    """A value repeats where each must be unique (``field.Duplicate``)."""
     return FieldError(FieldErrorType.DUPLICATE, path, "", value)
 
 
 def too_long(path: str, value: Any, max_length: int) -> FieldError:
+    """A value is longer than ``max_length`` bytes (``field.TooLong``)."""
     return FieldError(
         FieldErrorType.TOO_LONG, path, f"may not be more than {max_length} bytes", value
     )

@@ -47,16 +47,20 @@ def _int_or_string(decoded: dict[str, Any]) -> int | str:
     return decoded.get("strVal", "") if decoded.get("type", 0) == 1 else decoded.get("intVal", 0)
 
 
+#: ``metav1.Time``: a timestamp, RFC 3339 in JSON.
 TIME = Message("Time", {1: Field("seconds", "int64"), 2: Field("nanos", "int32")}, to_json=_time)
 
+#: ``metav1.MicroTime``: a timestamp to the microsecond (Events, Leases).
 MICRO_TIME = Message("MicroTime", {1: Field("seconds", "int64"), 2: Field("nanos", "int32")}, to_json=_micro_time)
 
+#: ``intstr.IntOrString``: a plain int or string in JSON (ports, maxSurge).
 INT_OR_STRING = Message(
     "IntOrString",
     {1: Field("type", "int64"), 2: Field("intVal", "int32"), 3: Field("strVal", "string")},
     to_json=_int_or_string,
 )
 
+#: ``resource.Quantity``: its string form (``500m``, ``1Gi``).
 QUANTITY = Message("Quantity", {1: Field("string", "string")}, to_json=lambda decoded: decoded.get("string", ""))
 
 FIELDS_V1 = Message("FieldsV1", {1: Field("Raw", "json")}, to_json=lambda decoded: decoded.get("Raw"))
@@ -86,6 +90,7 @@ MANAGED_FIELDS_ENTRY = Message(
     },
 )
 
+#: ``metav1.ObjectMeta``: field 1 of every kind's table.
 OBJECT_META = Message(
     "ObjectMeta",
     {
@@ -112,11 +117,13 @@ LABEL_SELECTOR_REQUIREMENT = Message(
     {1: Field("key", "string"), 2: Field("operator", "string"), 3: Field("values", "string", repeated=True)},
 )
 
+#: ``metav1.LabelSelector``, for a kind's ``spec.selector``.
 LABEL_SELECTOR = Message(
     "LabelSelector",
     {1: Field("matchLabels", "string", map=True), 2: Field("matchExpressions", LABEL_SELECTOR_REQUIREMENT, repeated=True)},
 )
 
+#: ``metav1.Condition``, for a kind's ``status.conditions``.
 CONDITION = Message(
     "Condition",
     {

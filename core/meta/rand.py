@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 
+#: The 27 characters of generated names and hashes (the module docstring says why these).
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 

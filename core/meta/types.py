@@ -34,6 +34,8 @@ class ManagedFieldsEntry:
 
 @dataclass(slots=True)
 class ObjectMeta:
+    """``metav1.ObjectMeta``, internal: what every object's ``metadata`` holds, with Python names."""
+
     name: str | None = None
     generate_name: str | None = None
     namespace: str | None = None
@@ -60,6 +62,8 @@ class LabelSelectorRequirement:
 
 @dataclass(slots=True)
 class LabelSelector:
+    """``metav1.LabelSelector``, internal: the selector a spec holds (match it through the selectors' helpers)."""
+
     match_labels: dict[str, str] | None = None
     match_expressions: list[LabelSelectorRequirement] | None = None
 

@@ -15,6 +15,7 @@ from kplane.core.meta.types import ObjectMeta, OwnerReference
 
 NameValidator = Callable[[str], list[str]]
 
+#: The detail of the error for a field an update may not change.
 FIELD_IMMUTABLE = "field is immutable"
 IS_NEGATIVE = "must be greater than or equal to 0"
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024

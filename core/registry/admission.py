@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 
 class Operation(str, enum.Enum):
+    """What a write does to its object, as admission sees it (``admission.Operation``)."""
+
     CREATE = "CREATE"
     UPDATE = "UPDATE"
     DELETE = "DELETE"
@@ -29,6 +31,8 @@ class Operation(str, enum.Enum):
 
 @dataclass(slots=True)
 class AdmissionRequest:
+    """One write, as every admission plugin is handed it: what, where, the new and old objects."""
+
     operation: Operation
     resource: ResourceType
     subresource: str

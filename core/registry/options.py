@@ -10,6 +10,8 @@ from kplane.core.meta.selectors import FieldSelectorExpr, LabelSelectorExpr
 
 @dataclass(slots=True)
 class ListOptions:
+    """A list's query, parsed: selectors, paging and which resourceVersion to read at."""
+
     label_selector: LabelSelectorExpr | None = None
     field_selector: FieldSelectorExpr | None = None
     limit: int = 0

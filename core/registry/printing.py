@@ -21,6 +21,8 @@ Cell = str | int | float | bool | None
 
 @dataclass(frozen=True, slots=True)
 class Column:
+    """One column of ``kubectl get``: its definition in the Table, and how to read a row's cell."""
+
     name: str
     type: str  # "string", "integer", "number", "boolean" or "date"
     cell: Callable[[dict[str, Any]], Cell]
@@ -82,10 +84,12 @@ def dig(obj: dict[str, Any], path: str, default: Any = None) -> Any:
     return value
 
 
+#: The Name column, first in ``kubectl get``'s tables.
 NAME = Column(
     "Name", "string", lambda o: o["metadata"].get("name", ""), format="name",
     description="Name must be unique within a namespace.",
 )
+#: The Age column, last in ``kubectl get``'s tables.
 AGE = Column(
     "Age", "string", lambda o: age(o["metadata"].get("creationTimestamp")),
     description="The time since the object was created.",

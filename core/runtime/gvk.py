@@ -22,6 +22,8 @@ class GroupVersion(NamedTuple):
 
 
 class GroupVersionKind(NamedTuple):
+    """A kind in one version of its group: what ``apiVersion`` and ``kind`` of a body name."""
+
     group: str
     version: str
     kind: str

@@ -74,6 +74,8 @@ class Version:
 
 @dataclass(slots=True)
 class ResourceType:
+    """One resource of a group, as ``scheme.add_kind`` registered it: its kind, names, scope and versions."""
+
     group: str
     kind: str
     plural: str

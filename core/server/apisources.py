@@ -35,6 +35,8 @@ class RemoteVersion(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ListedVersion:
+    """A group/version a source lists, with its rank; ``remote`` when another server serves it."""
+
     group: str
     version: str
     group_priority: int  # the group ranks by its versions' highest (kube's groupPriorityMinimum)
@@ -44,6 +46,8 @@ class ListedVersion:
 
 
 class APISource(Protocol):
+    """What ``kplane_register_api_sources`` adds: group/versions to list and rank (the module docstring)."""
+
     def listed(self, served: Mapping[str, Sequence[str]]) -> list[ListedVersion]:
         """What to list; ``served``: the named groups served here, each with its versions."""
         ...
@@ -53,6 +57,8 @@ Ordered = list[tuple[str, list[tuple[str, RemoteVersion | None]]]]
 
 
 class APISources:
+    """The sources plugins added, merged into one order for discovery and the OpenAPI index."""
+
     def __init__(self) -> None:
         self.sources: list[tuple[str, APISource]] = []  # (name, source) in the order added
 

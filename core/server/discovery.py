@@ -24,6 +24,7 @@ from kplane.core.server import negotiation
 if TYPE_CHECKING:
     from kplane.core.server.apisources import APISources, Ordered
 
+#: The media type of aggregated discovery, to ask another server for it (``Accept``).
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # An APIGroupDiscovery's metadata is a whole ObjectMeta in Go, whose zero creationTimestamp
 # encodes as null: kube-apiserver writes {"name": ..., "creationTimestamp": null}.

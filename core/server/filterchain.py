@@ -32,11 +32,17 @@ from aiohttp import web
 
 from kplane.core.server.filters import Handler, Middleware
 
+#: The stage of filters that say who sends the request.
 AUTHENTICATION = "authentication"
+#: The stage of filters that record requests and answers.
 AUDIT = "audit"
+#: The stage of filters that act as the user ``Impersonate-*`` headers name.
 IMPERSONATION = "impersonation"
+#: The stage of filters that allow or refuse what the user asks.
 AUTHORIZATION = "authorization"
+#: The stage of filters that send a request to another server instead of the routes.
 PROXY = "proxy"
+#: Every stage, in the order a request meets them.
 STAGES = (AUTHENTICATION, AUDIT, IMPERSONATION, AUTHORIZATION, PROXY)  # in the order a request meets them
 
 

@@ -32,6 +32,7 @@ from kplane.core.meta import errors
 from kplane.core.server import negotiation, params, requestinfo
 from kplane.core.server.connections import BodyReadTimeout, GuardedRequestHandler
 
+#: What a filter calls to pass the request on: the next filter, or the routes.
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 

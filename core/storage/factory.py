@@ -35,7 +35,7 @@ _TLS_OPTIONS = ("ca", "cert", "key")
 
 
 class StorageURLError(ValueError):
-    pass
+    """A ``--storage`` URL no backend can open as written; the message is fit to print."""
 
 
 @dataclass(frozen=True, slots=True)
