@@ -21,6 +21,8 @@ BOOKMARK_INTERVAL = 60.0  # seconds of quiet before a watch gets a BOOKMARK (kub
 
 @dataclass
 class ServerConfig:
+    """One server's settings: the flags of ``kplane serve``, or what an embedder or test sets."""
+
     data_dir: Path = Path(".kplane")
     storage_url: str = ""  # default: sqlite in data_dir
     address: str = "127.0.0.1"
