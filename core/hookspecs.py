@@ -62,6 +62,14 @@ everything its hooks added, even in hooks that succeeded, is taken out again (ob
 post-start hook wrote to storage stay), and of two plugins claiming one kind the later one is
 skipped. ``kplane plugins --skip-broken-plugins`` and ``GET /debug/plugins`` list it as
 ``skipped``, with the problem. ``-v`` shows the traceback.
+
+The broken plugin is the one whose code raised: of a plugin's implementation and the hook
+wrappers around it, the one whose hook function is deepest in the traceback. So a wrapper that
+raises (before or after its ``yield``) is named itself, and with ``--skip-broken-plugins`` it is
+taken out: what the call it broke had added is undone and the wrapped plugin's implementation is
+called once more, without it. An error of the implementation that merely passes through a
+wrapper stays the implementation's. A wrapper should observe, not register: what it adds in a
+call that succeeds counts as the wrapped plugin's.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import logging
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -191,11 +191,12 @@ class PluginManager:
         await info.footprint.undo(self.targets)
         info.footprint = Footprint()  # it has nothing left
 
-    def _hook_problem(self, info: PluginInfo, hook: str, err: Exception) -> str:
+    def _hook_problem(self, info: PluginInfo, hook: str, err: Exception, wrapped: PluginInfo | None = None) -> str:
         if isinstance(err, ConflictError) and err.owner and err.owner != info.name:
             other = self.infos.get(err.owner)
             return f"{info.label} conflicts with {other.label if other else repr(err.owner)}: both register {err.what}"
-        return f"{info.label} failed in {hook}: {_error(err)}{_where(err, info.package)}"
+        around = f" (a wrapper, around {wrapped.label})" if wrapped is not None else ""
+        return f"{info.label} failed in {hook}{around}: {_error(err)}{_where(err, info.package)}"
 
     def _claim_problem(self, info: PluginInfo, change: Footprint, hook: str) -> str:
         """A strategy or scale for a resource of another plugin, or of nobody."""
@@ -222,6 +223,9 @@ class PluginManager:
         impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls() if not (i.hookwrapper or i.wrapper)]
         return sorted(impls, key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, order[i.plugin_name]))
 
+    def _wrappers(self, hook: str) -> list[pluggy.HookImpl]:
+        return [i for i in getattr(self.pm.hook, hook).get_hookimpls() if i.hookwrapper or i.wrapper]
+
     async def _call_one(self, hook: str, impl: pluggy.HookImpl, others: list[pluggy.HookImpl],
                         kwargs: dict[str, object]) -> None:
         """Call one plugin's implementation through pluggy, so that every wrapper of ``hook``
@@ -238,12 +242,23 @@ class PluginManager:
         impls = self._implementations(hook)
         for impl in impls:
             info = self.infos[impl.plugin_name]
-            before = snapshot(self.targets)
-            try:
-                await self._call_one(hook, impl, impls, kwargs)
-            except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
-                info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
-                await self._take_out(info, self._hook_problem(info, hook, err), err)
+            if info.status != LOADED:
+                continue  # taken out earlier in this call: a wrapper of it broke
+            while True:
+                before = snapshot(self.targets)
+                try:
+                    await self._call_one(hook, impl, impls, kwargs)
+                    break
+                except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
+                    culprit = self.infos[_culprit(err, impl, self._wrappers(hook))]
+                    if culprit is info:
+                        info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
+                        await self._take_out(info, self._hook_problem(info, hook, err), err)
+                        break
+                    # a wrapper broke: undo the call's half, take the wrapper out, call again without it
+                    await Footprint().record(before, snapshot(self.targets)).undo(self.targets)
+                    await self._take_out(culprit, self._hook_problem(culprit, hook, err, wrapped=info), err)
+            if info.status != LOADED:
                 continue
             change = info.footprint.record(before, snapshot(self.targets))
             for rt in change.types.values():
@@ -381,6 +396,24 @@ def _where(err: BaseException, module: str) -> str:
         if path == root or root in path.parents:
             return f" ({path.relative_to(root.parent)}, line {frame.lineno})"
     return ""
+
+
+def _culprit(err: BaseException, impl: pluggy.HookImpl, wrappers: list[pluggy.HookImpl]) -> str:
+    """The plugin whose code raised ``err``, of ``impl`` and the ``wrappers`` around it: the one
+    whose hook function is the deepest in the traceback (a wrapper's frame is there too when the
+    implementation's error only passes through it). ``impl``'s plugin if none is found."""
+    codes = {code: i.plugin_name for i in (impl, *wrappers) if (code := _code(i.function)) is not None}
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    return next((codes[code] for code in reversed(frames) if code in codes), impl.plugin_name)
+
+
+def _code(function: object) -> CodeType | None:
+    function = inspect.unwrap(getattr(function, "__func__", function))  # type: ignore[arg-type]
+    return getattr(function, "__code__", None)
 
 
 def _files_of(module: str) -> Path | None:

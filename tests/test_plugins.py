@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from kplane.core.hookspecs import hookimpl
 from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
@@ -261,3 +262,72 @@ async def test_hook_wrappers_wrap_each_plugin_and_the_order_honours_tryfirst_and
     around = [f"{step} {name}" if step else name for name in ("early", "one", "two") for step in ("before", "", "after")]
     # an async implementation runs when kplane awaits the coroutine, once the wrappers are done
     assert seen == [*around, "before late", "after late", "late"]
+
+
+class _Admits:
+    """A plugin adding one validating admission plugin, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl
+    def kplane_register_admission(self, chain: AdmissionChain) -> None:
+        self.calls += 1
+        chain.add_validating("admits", lambda request: None)
+
+
+class _BreaksAround:
+    """A wrapper that raises once the implementation it wraps has run."""
+
+    @hookimpl(wrapper=True)
+    def kplane_register_admission(self, chain: AdmissionChain) -> Iterator[None]:
+        yield
+        chain.add_mutating("half", lambda request: None)
+        raise RuntimeError("the wrapper broke")
+
+
+def _wrapped_setup(skip_broken: bool) -> tuple[PluginManager, _Admits, AdmissionChain]:
+    manager = PluginManager(skip_broken=skip_broken)
+    admits = _Admits()
+    manager.register(admits, "admits")
+    manager.register(_BreaksAround(), "wrapper")
+    return manager, admits, AdmissionChain()
+
+
+async def test_a_wrapper_that_raises_is_the_broken_plugin() -> None:
+    manager, _, chain = _wrapped_setup(skip_broken=False)
+    scheme = Scheme()
+    with pytest.raises(PluginError, match=r"plugin 'wrapper' failed in kplane_register_admission \(a wrapper, around "
+                                          r"plugin 'admits'\): RuntimeError: the wrapper broke \(tests/test_plugins.py") as caught:
+        await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+    assert caught.value.plugin == "wrapper"
+
+
+async def test_skip_broken_takes_out_the_wrapper_and_keeps_the_plugin_it_wrapped() -> None:
+    manager, admits, chain = _wrapped_setup(skip_broken=True)
+    scheme = Scheme()
+    await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+    status = {p["name"]: (p["status"], p["admission"]) for p in manager.describe()}
+    assert status == {"admits": ("loaded", {"mutating": [], "validating": ["admits"]}),
+                      "wrapper": ("skipped", {"mutating": [], "validating": []})}
+    assert [name for name, _ in chain.validating] == ["admits"] and chain.mutating == []  # the broken call undone
+    assert admits.calls == 2  # and made again without the wrapper
+
+
+async def test_an_error_passing_through_a_wrapper_is_the_wrapped_plugins() -> None:
+    class Broken:
+        @hookimpl
+        def kplane_register_admission(self) -> None:
+            raise RuntimeError("boom")
+
+    class Passes:
+        @hookimpl(wrapper=True)
+        def kplane_register_admission(self) -> Iterator[None]:
+            yield
+
+    manager = PluginManager()
+    manager.register(Broken(), "broken")
+    manager.register(Passes(), "wrapper")
+    scheme, chain = Scheme(), AdmissionChain()
+    with pytest.raises(PluginError, match=r"^plugin 'broken' failed in kplane_register_admission: RuntimeError: boom"):
+        await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
