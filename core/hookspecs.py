@@ -370,8 +370,10 @@ async def kplane_shutdown(registry: Registry, plugin_name: str, config: ServerCo
 
     When: in ``kplane serve`` only, as the server stops: after its controllers stopped and
     before the loopback informers, the listener and storage close; plugins in the reverse of
-    their ``kplane_post_start`` order. Also when the start failed midway, so expect that
-    ``kplane_post_start`` never ran.
+    the ``kplane_post_start`` order, then those without a ``kplane_post_start``, last loaded
+    first. Also when the start failed midway, so expect that ``kplane_post_start`` never ran,
+    and when ``--skip-broken-plugins`` takes your plugin out once ``kplane_register_filters``
+    was called (then at once, before it is taken out; it gets no second call).
 
     Receives:
 

@@ -186,7 +186,14 @@ class PluginManager:
             self.pm.unregister(name=info.name)
 
     async def _take_out(self, info: PluginInfo, problem: str, err: BaseException | None = None) -> None:
-        """A plugin broke while registering: stop, or (skip_broken) remove all it added."""
+        """A plugin broke while registering: stop, or (skip_broken) remove all it added. Once the
+        serving hooks began (:meth:`register_http`) it may hold sessions or tasks, so it gets its
+        ``kplane_shutdown`` first; without skip_broken the failed start does that (``stop()``)."""
+        registry = self.targets.registry
+        if self.skip_broken and self.targets.filters is not None and registry is not None:
+            impls = self._implementations("kplane_shutdown")
+            for impl in (i for i in impls if i.plugin_name == info.name):
+                await self._shut_down(impl, impls, registry)
         self._refuse(info, problem, err)
         await info.footprint.undo(self.targets)
         info.footprint = Footprint()  # it has nothing left
@@ -300,17 +307,22 @@ class PluginManager:
         await self._call("kplane_post_start", registry=registry, server_url=server_url)
 
     async def shutdown(self, registry: Registry) -> None:
-        """``kplane_shutdown`` on each loaded plugin, last loaded first. A plugin that fails is
-        logged: the server stops all the same."""
+        """``kplane_shutdown`` on each loaded plugin, in the reverse of the ``kplane_post_start``
+        order, then those without a ``kplane_post_start`` last loaded first. A plugin that fails
+        is logged: the server stops all the same."""
+        started = [i.plugin_name for i in self._implementations("kplane_post_start")]
+        order = [*reversed(started), *(name for name in reversed(self.infos) if name not in started)]
         impls = self._implementations("kplane_shutdown")
-        for impl in reversed(impls):
-            if self.infos[impl.plugin_name].status != LOADED:
-                continue
-            try:
-                await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
-            except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
-                log.error("%s failed in kplane_shutdown: %s%s", self.infos[impl.plugin_name].label, _error(err),
-                          _where(err, self.infos[impl.plugin_name].package), exc_info=log.isEnabledFor(logging.DEBUG))
+        for impl in sorted(impls, key=lambda i: order.index(i.plugin_name)):
+            await self._shut_down(impl, impls, registry)
+
+    async def _shut_down(self, impl: pluggy.HookImpl, impls: list[pluggy.HookImpl], registry: Registry) -> None:
+        try:
+            await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
+        except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
+            info = self.infos[impl.plugin_name]
+            log.error("%s failed in kplane_shutdown: %s%s", info.label, _error(err), _where(err, info.package),
+                      exc_info=log.isEnabledFor(logging.DEBUG))
 
     async def register_controllers(self, manager: ControllerManager) -> None:
         """Let each plugin add its controllers to ``manager`` (a new one each time: footprints

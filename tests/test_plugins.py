@@ -331,3 +331,74 @@ async def test_an_error_passing_through_a_wrapper_is_the_wrapped_plugins() -> No
     scheme, chain = Scheme(), AdmissionChain()
     with pytest.raises(PluginError, match=r"^plugin 'broken' failed in kplane_register_admission: RuntimeError: boom"):
         await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+
+
+async def test_shutdown_goes_in_the_reverse_of_the_post_start_order_then_the_others_last_loaded_first() -> None:
+    seen: list[str] = []
+
+    class Stops:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @hookimpl
+        def kplane_shutdown(self) -> None:
+            seen.append(f"stop {self.name}")
+
+    class Starts(Stops):
+        @hookimpl
+        def kplane_post_start(self) -> None:
+            seen.append(f"start {self.name}")
+
+    class StartsFirst(Stops):
+        @hookimpl(tryfirst=True)
+        async def kplane_post_start(self) -> None:
+            seen.append(f"start {self.name}")
+
+    manager = PluginManager()
+    for plugin in (Starts("a"), Stops("b"), StartsFirst("c"), Starts("d"), Stops("e")):
+        manager.register(plugin, plugin.name)
+    scheme = Scheme()
+    registry = Registry(scheme, None, AdmissionChain())  # type: ignore[arg-type]
+    await manager.post_start(registry, "http://127.0.0.1:1")
+    await manager.shutdown(registry)
+    assert seen == ["start c", "start a", "start d", "stop d", "stop a", "stop c", "stop e", "stop b"]
+
+
+async def test_a_plugin_taken_out_once_serving_began_is_shut_down_at_once() -> None:
+    """Its hooks may have opened sessions or started tasks (as apiregistration's aggregation
+    does in kplane_register_filters): taken out under skip_broken, it gets its kplane_shutdown
+    then, and no second one when the server stops."""
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
+
+    class Opens:
+        def __init__(self) -> None:
+            self.session: aiohttp.ClientSession | None = None
+            self.shutdowns = 0
+
+        @hookimpl
+        def kplane_register_filters(self) -> None:
+            self.session = aiohttp.ClientSession()
+
+        @hookimpl
+        def kplane_post_start(self) -> None:
+            raise RuntimeError("cannot start")
+
+        @hookimpl
+        async def kplane_shutdown(self) -> None:
+            self.shutdowns += 1
+            assert self.session is not None
+            await self.session.close()
+
+    manager = PluginManager(skip_broken=True)
+    opens = Opens()
+    manager.register(opens, "opens")
+    scheme, chain = Scheme(), AdmissionChain()
+    registry = Registry(scheme, None, chain)  # type: ignore[arg-type]
+    await manager.setup(scheme, registry, chain)
+    await manager.register_http(FilterChain(), APISources(), registry, None)  # type: ignore[arg-type]
+    await manager.post_start(registry, "http://127.0.0.1:1")
+    assert manager.infos["opens"].status == "skipped"
+    assert opens.session is not None and opens.session.closed and opens.shutdowns == 1
+    await manager.shutdown(registry)
+    assert opens.shutdowns == 1
