@@ -93,12 +93,12 @@ class Int32(Int):
     """A JSON integer that fits Go's int32, for the fields that are int32 in the Kubernetes types
     (replicas, ports, priorities): Go's decoder refuses a larger number, so it is never stored."""
 
-    default_error_messages = {"too_large": "cannot unmarshal number {input} into Go value of type int32"}
+    default_error_messages = {"not_int32": "cannot unmarshal number {input} into Go value of type int32"}
 
     def _validated(self, value: Any) -> int:
         number = super()._validated(value)
         if not INT32_MIN <= number <= INT32_MAX:
-            raise self.make_error("too_large", input=number)
+            raise self.make_error("not_int32", input=number)
         return number
 
 
