@@ -62,6 +62,14 @@ everything its hooks added, even in hooks that succeeded, is taken out again (ob
 post-start hook wrote to storage stay), and of two plugins claiming one kind the later one is
 skipped. ``kplane plugins --skip-broken-plugins`` and ``GET /debug/plugins`` list it as
 ``skipped``, with the problem. ``-v`` shows the traceback.
+
+The broken plugin is the one whose code raised: of a plugin's implementation and the hook
+wrappers around it, the one whose hook function is deepest in the traceback. So a wrapper that
+raises (before or after its ``yield``) is named itself, and with ``--skip-broken-plugins`` it is
+taken out: what the call it broke had added is undone and the wrapped plugin's implementation is
+called once more, without it. An error of the implementation that merely passes through a
+wrapper stays the implementation's. A wrapper should observe, not register: what it adds in a
+call that succeeds counts as the wrapped plugin's.
 """
 
 from __future__ import annotations
@@ -403,8 +411,10 @@ async def kplane_shutdown(registry: Registry, plugin_name: str, config: ServerCo
 
     When: in ``kplane serve`` only, as the server stops: after its controllers stopped and
     before the loopback informers, the listener and storage close; plugins in the reverse of
-    their ``kplane_post_start`` order. Also when the start failed midway, so expect that
-    ``kplane_post_start`` never ran.
+    the ``kplane_post_start`` order, then those without a ``kplane_post_start``, last loaded
+    first. Also when the start failed midway, so expect that ``kplane_post_start`` never ran,
+    and when ``--skip-broken-plugins`` takes your plugin out once ``kplane_register_filters``
+    was called (then at once, before it is taken out; it gets no second call).
 
     Receives:
 

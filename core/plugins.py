@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -188,16 +188,24 @@ class PluginManager:
             self.pm.unregister(name=info.name)
 
     async def _take_out(self, info: PluginInfo, problem: str, err: BaseException | None = None) -> None:
-        """A plugin broke while registering: stop, or (skip_broken) remove all it added."""
+        """A plugin broke while registering: stop, or (skip_broken) remove all it added. Once the
+        serving hooks began (:meth:`register_http`) it may hold sessions or tasks, so it gets its
+        ``kplane_shutdown`` first; without skip_broken the failed start does that (``stop()``)."""
+        registry = self.targets.registry
+        if self.skip_broken and self.targets.filters is not None and registry is not None:
+            impls = self._implementations("kplane_shutdown")
+            for impl in (i for i in impls if i.plugin_name == info.name):
+                await self._shut_down(impl, impls, registry)
         self._refuse(info, problem, err)
         await info.footprint.undo(self.targets)
         info.footprint = Footprint()  # it has nothing left
 
-    def _hook_problem(self, info: PluginInfo, hook: str, err: Exception) -> str:
+    def _hook_problem(self, info: PluginInfo, hook: str, err: Exception, wrapped: PluginInfo | None = None) -> str:
         if isinstance(err, ConflictError) and err.owner and err.owner != info.name:
             other = self.infos.get(err.owner)
             return f"{info.label} conflicts with {other.label if other else repr(err.owner)}: both register {err.what}"
-        return f"{info.label} failed in {hook}: {_error(err)}{_where(err, info.package)}"
+        around = f" (a wrapper, around {wrapped.label})" if wrapped is not None else ""
+        return f"{info.label} failed in {hook}{around}: {_error(err)}{_where(err, info.package)}"
 
     def _claim_problem(self, info: PluginInfo, change: Footprint, hook: str) -> str:
         """A strategy, scale or subresource for a resource of another plugin, or of nobody."""
@@ -226,6 +234,9 @@ class PluginManager:
         impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls() if not (i.hookwrapper or i.wrapper)]
         return sorted(impls, key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, order[i.plugin_name]))
 
+    def _wrappers(self, hook: str) -> list[pluggy.HookImpl]:
+        return [i for i in getattr(self.pm.hook, hook).get_hookimpls() if i.hookwrapper or i.wrapper]
+
     async def _call_one(self, hook: str, impl: pluggy.HookImpl, others: list[pluggy.HookImpl],
                         kwargs: dict[str, object]) -> None:
         """Call one plugin's implementation through pluggy, so that every wrapper of ``hook``
@@ -242,12 +253,23 @@ class PluginManager:
         impls = self._implementations(hook)
         for impl in impls:
             info = self.infos[impl.plugin_name]
-            before = snapshot(self.targets)
-            try:
-                await self._call_one(hook, impl, impls, kwargs)
-            except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
-                info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
-                await self._take_out(info, self._hook_problem(info, hook, err), err)
+            if info.status != LOADED:
+                continue  # taken out earlier in this call: a wrapper of it broke
+            while True:
+                before = snapshot(self.targets)
+                try:
+                    await self._call_one(hook, impl, impls, kwargs)
+                    break
+                except Exception as err:  # noqa: BLE001  # whatever a plugin raises is its own, and named
+                    culprit = self.infos[_culprit(err, impl, self._wrappers(hook))]
+                    if culprit is info:
+                        info.footprint.record(before, snapshot(self.targets))  # so that its half is taken out too
+                        await self._take_out(info, self._hook_problem(info, hook, err), err)
+                        break
+                    # a wrapper broke: undo the call's half, take the wrapper out, call again without it
+                    await Footprint().record(before, snapshot(self.targets)).undo(self.targets)
+                    await self._take_out(culprit, self._hook_problem(culprit, hook, err, wrapped=info), err)
+            if info.status != LOADED:
                 continue
             change = info.footprint.record(before, snapshot(self.targets))
             for rt in change.types.values():
@@ -297,17 +319,22 @@ class PluginManager:
         await self._call("kplane_post_start", registry=registry, server_url=server_url)
 
     async def shutdown(self, registry: Registry) -> None:
-        """``kplane_shutdown`` on each loaded plugin, last loaded first. A plugin that fails is
-        logged: the server stops all the same."""
+        """``kplane_shutdown`` on each loaded plugin, in the reverse of the ``kplane_post_start``
+        order, then those without a ``kplane_post_start`` last loaded first. A plugin that fails
+        is logged: the server stops all the same."""
+        started = [i.plugin_name for i in self._implementations("kplane_post_start")]
+        order = [*reversed(started), *(name for name in reversed(self.infos) if name not in started)]
         impls = self._implementations("kplane_shutdown")
-        for impl in reversed(impls):
-            if self.infos[impl.plugin_name].status != LOADED:
-                continue
-            try:
-                await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
-            except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
-                log.error("%s failed in kplane_shutdown: %s%s", self.infos[impl.plugin_name].label, _error(err),
-                          _where(err, self.infos[impl.plugin_name].package), exc_info=log.isEnabledFor(logging.DEBUG))
+        for impl in sorted(impls, key=lambda i: order.index(i.plugin_name)):
+            await self._shut_down(impl, impls, registry)
+
+    async def _shut_down(self, impl: pluggy.HookImpl, impls: list[pluggy.HookImpl], registry: Registry) -> None:
+        try:
+            await self._call_one("kplane_shutdown", impl, impls, {"registry": registry})
+        except Exception as err:  # noqa: BLE001  # a plugin's failure must not keep the server up
+            info = self.infos[impl.plugin_name]
+            log.error("%s failed in kplane_shutdown: %s%s", info.label, _error(err), _where(err, info.package),
+                      exc_info=log.isEnabledFor(logging.DEBUG))
 
     async def register_controllers(self, manager: ControllerManager) -> None:
         """Let each plugin add its controllers to ``manager`` (a new one each time: footprints
@@ -403,6 +430,24 @@ def _where(err: BaseException, module: str) -> str:
         if path == root or root in path.parents:
             return f" ({path.relative_to(root.parent)}, line {frame.lineno})"
     return ""
+
+
+def _culprit(err: BaseException, impl: pluggy.HookImpl, wrappers: list[pluggy.HookImpl]) -> str:
+    """The plugin whose code raised ``err``, of ``impl`` and the ``wrappers`` around it: the one
+    whose hook function is the deepest in the traceback (a wrapper's frame is there too when the
+    implementation's error only passes through it). ``impl``'s plugin if none is found."""
+    codes = {code: i.plugin_name for i in (impl, *wrappers) if (code := _code(i.function)) is not None}
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    return next((codes[code] for code in reversed(frames) if code in codes), impl.plugin_name)
+
+
+def _code(function: object) -> CodeType | None:
+    function = inspect.unwrap(getattr(function, "__func__", function))  # type: ignore[arg-type]
+    return getattr(function, "__code__", None)
 
 
 def _files_of(module: str) -> Path | None:

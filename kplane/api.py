@@ -28,7 +28,7 @@ from kplane.core.pluginoptions import PluginOptions  # kplane_add_options' ``par
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
-from kplane.core.meta.rand import SAFE_ALPHABET, random_string, safe_encode_string
+from kplane.core.meta.rand import safe_encode_string
 from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
 from kplane.core.meta.schemas import ConditionSchema, LabelSelectorSchema, ObjectMetaSchema
 from kplane.core.meta.types import Condition, LabelSelector, ObjectMeta

@@ -41,12 +41,23 @@ def link_tree(into: Path) -> Path:
     return into
 
 
+# lint-imports' console script, through this interpreter: the script need not sit beside it
+# (import-linter may come into a venv through a .pth file), and ``-c`` puts the working
+# directory first on the path as the script does.
+LINT_IMPORTS = [sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()"]
+
+
 def main() -> int:
-    lint_imports = Path(sys.executable).parent / "lint-imports"
+    """Run the contracts; quiet when they are kept, their report when one is broken."""
     with tempfile.TemporaryDirectory(prefix="kplane-lint-") as scratch:
         path = [str(link_tree(Path(scratch))), *map(str, EXAMPLES)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-        return subprocess.run([str(lint_imports), "--no-cache", str(ROOT / ".importlinter")], cwd=scratch, env=env).returncode
+        done = subprocess.run([*LINT_IMPORTS, "--no-cache", "--no-logo", str(ROOT / ".importlinter")], cwd=scratch, env=env,
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+    return done.returncode
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from kplane.core.hookspecs import hookimpl
 from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
@@ -261,3 +262,143 @@ async def test_hook_wrappers_wrap_each_plugin_and_the_order_honours_tryfirst_and
     around = [f"{step} {name}" if step else name for name in ("early", "one", "two") for step in ("before", "", "after")]
     # an async implementation runs when kplane awaits the coroutine, once the wrappers are done
     assert seen == [*around, "before late", "after late", "late"]
+
+
+class _Admits:
+    """A plugin adding one validating admission plugin, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl
+    def kplane_register_admission(self, chain: AdmissionChain) -> None:
+        self.calls += 1
+        chain.add_validating("admits", lambda request: None)
+
+
+class _BreaksAround:
+    """A wrapper that raises once the implementation it wraps has run."""
+
+    @hookimpl(wrapper=True)
+    def kplane_register_admission(self, chain: AdmissionChain) -> Iterator[None]:
+        yield
+        chain.add_mutating("half", lambda request: None)
+        raise RuntimeError("the wrapper broke")
+
+
+def _wrapped_setup(skip_broken: bool) -> tuple[PluginManager, _Admits, AdmissionChain]:
+    manager = PluginManager(skip_broken=skip_broken)
+    admits = _Admits()
+    manager.register(admits, "admits")
+    manager.register(_BreaksAround(), "wrapper")
+    return manager, admits, AdmissionChain()
+
+
+async def test_a_wrapper_that_raises_is_the_broken_plugin() -> None:
+    manager, _, chain = _wrapped_setup(skip_broken=False)
+    scheme = Scheme()
+    with pytest.raises(PluginError, match=r"plugin 'wrapper' failed in kplane_register_admission \(a wrapper, around "
+                                          r"plugin 'admits'\): RuntimeError: the wrapper broke \(tests/test_plugins.py") as caught:
+        await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+    assert caught.value.plugin == "wrapper"
+
+
+async def test_skip_broken_takes_out_the_wrapper_and_keeps_the_plugin_it_wrapped() -> None:
+    manager, admits, chain = _wrapped_setup(skip_broken=True)
+    scheme = Scheme()
+    await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+    status = {p["name"]: (p["status"], p["admission"]) for p in manager.describe()}
+    assert status == {"admits": ("loaded", {"mutating": [], "validating": ["admits"]}),
+                      "wrapper": ("skipped", {"mutating": [], "validating": []})}
+    assert [name for name, _ in chain.validating] == ["admits"] and chain.mutating == []  # the broken call undone
+    assert admits.calls == 2  # and made again without the wrapper
+
+
+async def test_an_error_passing_through_a_wrapper_is_the_wrapped_plugins() -> None:
+    class Broken:
+        @hookimpl
+        def kplane_register_admission(self) -> None:
+            raise RuntimeError("boom")
+
+    class Passes:
+        @hookimpl(wrapper=True)
+        def kplane_register_admission(self) -> Iterator[None]:
+            yield
+
+    manager = PluginManager()
+    manager.register(Broken(), "broken")
+    manager.register(Passes(), "wrapper")
+    scheme, chain = Scheme(), AdmissionChain()
+    with pytest.raises(PluginError, match=r"^plugin 'broken' failed in kplane_register_admission: RuntimeError: boom"):
+        await manager.setup(scheme, Registry(scheme, None, chain), chain)  # type: ignore[arg-type]
+
+
+async def test_shutdown_goes_in_the_reverse_of_the_post_start_order_then_the_others_last_loaded_first() -> None:
+    seen: list[str] = []
+
+    class Stops:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @hookimpl
+        def kplane_shutdown(self) -> None:
+            seen.append(f"stop {self.name}")
+
+    class Starts(Stops):
+        @hookimpl
+        def kplane_post_start(self) -> None:
+            seen.append(f"start {self.name}")
+
+    class StartsFirst(Stops):
+        @hookimpl(tryfirst=True)
+        async def kplane_post_start(self) -> None:
+            seen.append(f"start {self.name}")
+
+    manager = PluginManager()
+    for plugin in (Starts("a"), Stops("b"), StartsFirst("c"), Starts("d"), Stops("e")):
+        manager.register(plugin, plugin.name)
+    scheme = Scheme()
+    registry = Registry(scheme, None, AdmissionChain())  # type: ignore[arg-type]
+    await manager.post_start(registry, "http://127.0.0.1:1")
+    await manager.shutdown(registry)
+    assert seen == ["start c", "start a", "start d", "stop d", "stop a", "stop c", "stop e", "stop b"]
+
+
+async def test_a_plugin_taken_out_once_serving_began_is_shut_down_at_once() -> None:
+    """Its hooks may have opened sessions or started tasks (as apiregistration's aggregation
+    does in kplane_register_filters): taken out under skip_broken, it gets its kplane_shutdown
+    then, and no second one when the server stops."""
+    from kplane.core.server.apisources import APISources
+    from kplane.core.server.filterchain import FilterChain
+
+    class Opens:
+        def __init__(self) -> None:
+            self.session: aiohttp.ClientSession | None = None
+            self.shutdowns = 0
+
+        @hookimpl
+        def kplane_register_filters(self) -> None:
+            self.session = aiohttp.ClientSession()
+
+        @hookimpl
+        def kplane_post_start(self) -> None:
+            raise RuntimeError("cannot start")
+
+        @hookimpl
+        async def kplane_shutdown(self) -> None:
+            self.shutdowns += 1
+            assert self.session is not None
+            await self.session.close()
+
+    manager = PluginManager(skip_broken=True)
+    opens = Opens()
+    manager.register(opens, "opens")
+    scheme, chain = Scheme(), AdmissionChain()
+    registry = Registry(scheme, None, chain)  # type: ignore[arg-type]
+    await manager.setup(scheme, registry, chain)
+    await manager.register_http(FilterChain(), APISources(), registry, None)  # type: ignore[arg-type]
+    await manager.post_start(registry, "http://127.0.0.1:1")
+    assert manager.infos["opens"].status == "skipped"
+    assert opens.session is not None and opens.session.closed and opens.shutdowns == 1
+    await manager.shutdown(registry)
+    assert opens.shutdowns == 1

@@ -11,6 +11,7 @@ where a request's options are read.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -98,7 +99,8 @@ _TYPES: dict[Any, tuple[type[Field], str]] = {int: (fields.Int, "an integer"), s
 _STRINGS = list[str]
 
 
-def _fields(cls: type) -> list[tuple[dataclasses.Field[Any], str, Any]]:
+@functools.cache  # type hints are resolved once per class, not on every DELETE body
+def _fields(cls: type) -> tuple[tuple[dataclasses.Field[Any], str, Any], ...]:
     """Each field of ``cls`` with its wire name and its type (``X | None`` as ``X``)."""
     hints = typing.get_type_hints(cls)
     found = []
@@ -107,7 +109,7 @@ def _fields(cls: type) -> list[tuple[dataclasses.Field[Any], str, Any]]:
         if typing.get_origin(hint) in (typing.Union, types.UnionType):
             [hint] = [arg for arg in typing.get_args(hint) if arg is not type(None)]
         found.append((f, camel_case(f.name), hint))
-    return found
+    return tuple(found)
 
 
 #: The options a DELETE takes as query parameters when it has no body: wire name -> type.

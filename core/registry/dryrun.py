@@ -6,6 +6,11 @@ one checks them (a create of an existing key, an update at a stale revision) and
 what would be stored, remembered so that the request's later steps see its earlier ones (a
 delete that marks an object, then removes it). No revision is spent: a created object has no
 resourceVersion yet, an updated one keeps the stored one, as kube-apiserver answers dry runs.
+
+``list`` reads the real storage only, without the request's own writes: no Store path lists
+after it wrote (the Store lists through its own storage, and a deletecollection lists before it
+deletes), so merging them in would be code no request runs. ``watch`` and ``compact`` are not offered: a watch is no write and never dry,
+and compaction is the server's maintenance, never a request's.
 """
 
 from __future__ import annotations

@@ -33,11 +33,11 @@ _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 
 
 class ScaleSpecSchema(Schema):
-    replicas = fields.Int(metadata={"description": "The desired number of instances for the scaled object."})
+    replicas = fields.Int32(metadata={"description": "The desired number of instances for the scaled object."})
 
 
 class ScaleStatusSchema(Schema):
-    replicas = fields.Int(metadata={"description": "The actual number of observed instances of the scaled object."})
+    replicas = fields.Int32(metadata={"description": "The actual number of observed instances of the scaled object."})
     selector = fields.Str(metadata={"description": "The label query over pods that should match the replicas count."})
 
 

@@ -512,19 +512,20 @@ class Store(Served):
         exact_key = not prefix.endswith("/")
         stream = self.storage.watch(prefix, from_revision=since)
         try:
-            with storeerr.interpreted(f"watch {self.resource.plural}"):  # an outage mid-stream too
-                async for event in stream:
-                    if exact_key and event.kv.key != prefix:
-                        continue
-                    out = self._filter(event, labels, fields)
-                    if out is not None:
-                        yield out
+            with storeerr.interpreted(f"watch {self.resource.plural}"):  # an outage mid-stream or closing too
+                try:
+                    async for event in stream:
+                        if exact_key and event.kv.key != prefix:
+                            continue
+                        out = self._filter(event, labels, fields)
+                        if out is not None:
+                            yield out
+                finally:
+                    await stream.aclose()
         except st.CompactedError as err:
             raise storeerr.too_old(since, err.compacted) from None
         except st.WatcherOverflowError:
             return  # too slow to keep up: the stream ends and the client watches again from its last RV
-        finally:
-            await stream.aclose()
 
     def _filter(self, event: st.WatchEvent, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
         """Selectors turn MODIFIED into ADDED/DELETED when an object enters or leaves the set."""

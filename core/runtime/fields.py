@@ -47,7 +47,10 @@ __all__ = [
     "Float",
     "INT64_MAX",
     "INT64_MIN",
+    "INT32_MAX",
+    "INT32_MIN",
     "Int",
+    "Int32",
     "IntOrString",
     "List",
     "Nested",
@@ -61,7 +64,8 @@ __all__ = [
 ]
 
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # Go's int64, the type of every integer field of the API
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # Go's int64, the widest integer field of the API
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # Go's int32: replicas, ports, counts of the Kubernetes types
 
 
 class Str(fields.String):
@@ -82,6 +86,19 @@ class Int(fields.Integer):
         number = super()._validated(value)
         if not INT64_MIN <= number <= INT64_MAX:
             raise self.make_error("too_large")
+        return number
+
+
+class Int32(Int):
+    """A JSON integer that fits Go's int32, for the fields that are int32 in the Kubernetes types
+    (replicas, ports, priorities): Go's decoder refuses a larger number, so it is never stored."""
+
+    default_error_messages = {"not_int32": "cannot unmarshal number {input} into Go value of type int32"}
+
+    def _validated(self, value: Any) -> int:
+        number = super()._validated(value)
+        if not INT32_MIN <= number <= INT32_MAX:
+            raise self.make_error("not_int32", input=number)
         return number
 
 

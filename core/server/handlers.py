@@ -261,8 +261,8 @@ class ResourceEndpoints:
 
     # -- a kind of its own (Scale, Binding) ------------------------------------------------
     async def get_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
-        assert isinstance(served, rest.Getter)
-        return negotiation.respond(request, 200, await served.get(_context(info), info.name))
+        getter = cast(rest.Getter, served)  # the router routes a GET only to a Getter
+        return negotiation.respond(request, 200, await getter.get(_context(info), info.name))
 
     async def update_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
         opts = params.write_options(request.query, params.UPDATE_OPTIONS)
@@ -287,22 +287,22 @@ class ResourceEndpoints:
                          opts: params.WriteOptions, updater: rest.UpdateFunc) -> web.Response:
         """A PUT or PATCH of a kind of its own; what it writes of the parent (a Scale's replica
         count) is recorded in the parent's managedFields, in the storage version."""
-        assert isinstance(served, rest.Updater)
+        writer = cast(rest.Updater, served)  # the router routes a PUT or PATCH only to an Updater
         ctx = _context(info, opts)
         parent = self.registry.strategy(rt.group, rt.plural)
         assert parent is not None  # a resource always has one
         tracker = FieldTracker(request, ctx, rt, parent, version=rt.storage_version)
         ctx.decode = lambda old, new: tracker.decode(rt, old, new, IGNORE)[0]
-        result, created = await served.update(ctx, info.name, updater)
+        result, created = await writer.update(ctx, info.name, updater)
         return negotiation.respond(request, 201 if created else 200, result, ctx.warnings)
 
     async def create_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
         """A POST to a named subresource (pods/binding); it answers as kube-apiserver does, a Success Status."""
-        assert isinstance(served, rest.Creater)
+        creater = cast(rest.Creater, served)  # the router routes a POST only to a Creater
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body = await _read_own_kind(request, rt, served)
         ctx = _context(info, opts)
-        return negotiation.respond(request, 201, await served.create(ctx, body), ctx.warnings)
+        return negotiation.respond(request, 201, await creater.create(ctx, body), ctx.warnings)
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.GracefulDeleter) -> web.Response:
         versions = _delete_options_versions(rt)

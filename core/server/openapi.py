@@ -106,6 +106,7 @@ _SCALARS: tuple[tuple[type[mfields.Field], dict[str, str]], ...] = (
     (fields.Time, {"type": "string", "format": "date-time"}),
     (fields.Bytes, {"type": "string", "format": "byte"}),
     (mfields.DateTime, {"type": "string", "format": "date-time"}),
+    (fields.Int32, {"type": "integer", "format": "int32"}),
     (mfields.Integer, {"type": "integer", "format": "int64"}),  # no width is declared; int64 holds every value
     (mfields.Float, {"type": "number", "format": "double"}),
     (mfields.Number, {"type": "number"}),
@@ -150,7 +151,7 @@ class StatusDetailsSchema(Schema):
     kind = fields.Str(metadata={"description": "Resource (plural) or kind of the object concerned."})
     uid = fields.Str(metadata={"description": "UID of the object concerned, when known."})
     causes = fields.List(fields.Nested(StatusCauseSchema), metadata={"description": "Each problem found, one per field."})
-    retry_after_seconds = fields.Int(metadata={"description": "Seconds to wait before retrying, when the server suggests it."})
+    retry_after_seconds = fields.Int32(metadata={"description": "Seconds to wait before retrying, when the server suggests it."})
 
 
 class StatusSchema(Schema):
@@ -163,7 +164,7 @@ class StatusSchema(Schema):
     message = fields.Str(metadata={"description": "Human-readable description of what happened."})
     reason = fields.Str(metadata={"description": "Machine-readable reason for a failure, such as NotFound or Conflict."})
     details = fields.Nested(StatusDetailsSchema, metadata={"description": "More about the object and the causes, by reason."})
-    code = fields.Int(metadata={"description": "The HTTP status code of the response."})
+    code = fields.Int32(metadata={"description": "The HTTP status code of the response."})
 
 
 DeleteOptionsSchema = deleteoptions.schema(api_version=fields.Str(metadata={"description": _API_VERSION_TEXT}),

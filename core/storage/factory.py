@@ -6,15 +6,16 @@ pyproject.toml) and a third party's alike:
 
 - the entry point's **name** is the URL scheme it serves (``redis = "kplane_redis:BACKEND"`` serves
   ``--storage redis://…``);
-- it names a :class:`Backend`: ``url_form``, how its URLs look (listed when a URL has no backend),
-  and ``open``, an async callable given the whole URL as typed;
+- it names a :class:`Backend`: ``url_form``, how its URLs look (listed when a URL has no backend,
+  if the backend's module is imported already; others are listed as ``scheme://...``), and
+  ``open``, an async callable given the whole URL as typed;
 - ``open`` returns a ready :class:`~kplane.core.storage.interface.Storage` (the contract suite in
   ``tests/storage/`` says what that means), and raises :class:`StorageURLError` for a URL it cannot
   use or :class:`~kplane.core.storage.interface.StorageError` when the storage cannot be reached;
   the server prints either message as it is, so neither may carry a secret.
 
 Only the backend asked for is imported (an etcd server never imports the SQLite backend, nor a
-SQLite one etcd's client). A scheme another distribution also declares stays kplane's (of two
+SQLite one etcd's client), and none for a URL that no backend serves. A scheme another distribution also declares stays kplane's (of two
 third parties', the first distribution's by name).
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import ParseResult, parse_qs, urlparse, urlsplit
@@ -56,7 +58,7 @@ async def open_storage(url: str) -> Storage:
     entry = installed.get(scheme) if scheme else None
     if entry is None:
         listed = sorted(installed, key=lambda name: (name != DEFAULT_SCHEME, name))
-        forms = [_load(installed[name]).url_form for name in listed]
+        forms = [_url_form(name, installed[name]) for name in listed]
         supported = f"{', '.join(forms[:-1])} or {forms[-1]}" if len(forms) > 1 else "".join(forms)
         raise StorageURLError(f"unsupported storage URL {url!r} (supported: {supported})")
     return await _load(entry).open(url)
@@ -72,6 +74,16 @@ def _installed() -> dict[str, importlib.metadata.EntryPoint]:
     for entry in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=rank):
         found.setdefault(entry.name, entry)
     return found
+
+
+def _url_form(scheme: str, entry: importlib.metadata.EntryPoint) -> str:
+    """How a backend's URLs look, for the list of supported ones: its ``url_form`` when its module
+    is imported already (kplane's own backends are in this one), else ``scheme://...``. Listing
+    imports nothing, so a broken backend cannot change the message."""
+    backend: object = sys.modules.get(entry.module)
+    for attr in entry.attr.split(".") if entry.attr else ():
+        backend = getattr(backend, attr, None)
+    return backend.url_form if isinstance(backend, Backend) else f"{scheme}://..."
 
 
 def _load(entry: importlib.metadata.EntryPoint) -> Backend:

@@ -21,8 +21,13 @@ from tests.isolated import Venv
 from tests.servers import serving
 
 DISTRIBUTION = "kplane-journal-storage"
-PYPROJECT = pyproject(DISTRIBUTION, "0.1.0", {"kplane.storage": {"journal": "kplane_journal:BACKEND"}},
-                     py_modules=["kplane_journal"], dependencies=["kplane"])
+PYPROJECT = pyproject(DISTRIBUTION, "0.1.0", {"kplane.storage": {"journal": "kplane_journal:BACKEND",
+                                                            "wrecked": "kplane_wrecked:BACKEND"}},
+                     py_modules=["kplane_journal", "kplane_wrecked"], dependencies=["kplane"])
+WRECKED = '''"""wrecked://: a backend whose module cannot be imported."""
+
+raise ImportError("kplane_wrecked needs a library that is not installed")
+'''
 MODULE = '''\
 """journal://PATH: SQLite at PATH, each open noted in PATH.opened."""
 
@@ -49,7 +54,7 @@ BACKEND = Backend("journal:///path/to/state.db", _open)
 @pytest.fixture(scope="module")
 def journal_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venv]:
     base = tmp_path_factory.mktemp("journal")
-    source = write(base / "source", {"pyproject.toml": PYPROJECT, "kplane_journal.py": MODULE})
+    source = write(base / "source", {"pyproject.toml": PYPROJECT, "kplane_journal.py": MODULE, "kplane_wrecked.py": WRECKED})
     venv = Venv.create(base / "venv")
     venv.pip("install", str(source))
     try:
@@ -77,12 +82,20 @@ async def test_a_backend_declared_by_an_installed_distribution_serves_its_scheme
 
 
 def test_the_installed_backends_are_the_supported_urls(journal_venv: Venv, tmp_path: Path) -> None:
+    """Listed without importing the other distributions' backends: a broken one changes nothing."""
     done = serve(journal_venv, tmp_path, "mysql://x")
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == (
         "kplane: unsupported storage URL 'mysql://x' (supported: sqlite:///path/to/state.db, "
-        "etcd://host:port[,host:port...][/prefix], etcds://host:port[,...][/prefix][?ca=file&cert=file&key=file] "
-        "or journal:///path/to/state.db)")
+        "etcd://host:port[,host:port...][/prefix], etcds://host:port[,...][/prefix][?ca=file&cert=file&key=file], "
+        "journal://... or wrecked://...)")
+
+
+def test_a_backend_that_cannot_be_imported_is_named_when_asked_for(journal_venv: Venv, tmp_path: Path) -> None:
+    done = serve(journal_venv, tmp_path, "wrecked://x")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == ("kplane: storage backend 'wrecked' (kplane_wrecked:BACKEND) cannot be loaded: "
+                                   "ImportError('kplane_wrecked needs a library that is not installed')")
 
 
 def test_a_backend_refuses_a_url_it_cannot_use_in_its_own_words(journal_venv: Venv, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ class ServiceReferenceSchema(Schema):
 
     namespace = fields.Str(metadata={"description": "The namespace of the Service."})
     name = fields.Str(metadata={"description": "The name of the Service."})
-    port = fields.Int(metadata={"description": (
+    port = fields.Int32(metadata={"description": (
         "The port on the Service the backend listens on, 1-65535. Defaults to 443. kplane resolves a Service of "
         "type ExternalName to http://<externalName>:<port>, and a Service with a cluster IP to "
         "http://<clusterIP>:<port> (kplane's backends speak plain HTTP)."
@@ -42,12 +42,12 @@ class APIServiceSpecSchema(Schema):
         "PEM-encoded CA bundle, base64-encoded as every byte field, to verify an https backend's serving "
         "certificate. Unset: the system's trust roots."
     )})
-    group_priority_minimum = fields.Int(metadata={"omitempty": False, "description": (
+    group_priority_minimum = fields.Int32(metadata={"omitempty": False, "description": (
         "The priority this group should have at least, 1-20000: discovery lists groups from the highest priority "
         "to the lowest, then by APIService name. Kubernetes' own groups rank between 16000 and 18000; others "
         "are recommended in the thousands."
     )})
-    version_priority = fields.Int(metadata={"omitempty": False, "description": (
+    version_priority = fields.Int32(metadata={"omitempty": False, "description": (
         "The order of this version within its group, 1-1000: highest first (the preferred version); equal "
         "priorities order by version string, GA before beta before alpha."
     )})

@@ -34,7 +34,7 @@ class DeploymentStrategySchema(Schema):
 class DeploymentSpecSchema(Schema):
     """The desired state of a Deployment."""
 
-    replicas = fields.Int(metadata={"description": (
+    replicas = fields.Int32(metadata={"description": (
         "How many Pods should run. Defaults to 1; 0 stops every Pod but keeps the Deployment."
     )})
     selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "pointer": True, "omitempty": False, "description": (
@@ -47,15 +47,15 @@ class DeploymentSpecSchema(Schema):
     strategy = fields.Nested(DeploymentStrategySchema, metadata={"patch_strategy": "retainKeys", "description": (
         "How old Pods are replaced by new ones during a rollout."
     )})
-    min_ready_seconds = fields.Int(metadata={"description": (
+    min_ready_seconds = fields.Int32(metadata={"description": (
         "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
         "Defaults to 0: available as soon as it is ready."
     )})
-    revision_history_limit = fields.Int(metadata={"description": (
+    revision_history_limit = fields.Int32(metadata={"description": (
         "How many old ReplicaSets to keep so that a rollout can be undone. Defaults to 10."
     )})
     paused = fields.Bool(metadata={"description": "While true, changes to the template do not start a rollout."})
-    progress_deadline_seconds = fields.Int(metadata={"description": (
+    progress_deadline_seconds = fields.Int32(metadata={"description": (
         "Seconds a rollout may go without progress before the Progressing condition turns False with reason "
         "ProgressDeadlineExceeded. The rollout itself goes on. Defaults to 600."
     )})
@@ -79,23 +79,23 @@ class DeploymentStatusSchema(Schema):
         "The metadata.generation the controller last acted on. While it is lower than the current generation, "
         "the rest of the status may be out of date."
     )})
-    replicas = fields.Int(metadata={"description": (
+    replicas = fields.Int32(metadata={"description": (
         "Pods of this Deployment (through its ReplicaSets) that are not terminating."
     )})
-    updated_replicas = fields.Int(metadata={"description": "Of those, the Pods made from the current template."})
-    ready_replicas = fields.Int(metadata={"description": "Pods whose Ready condition is True."})
-    available_replicas = fields.Int(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
-    unavailable_replicas = fields.Int(metadata={"description": (
+    updated_replicas = fields.Int32(metadata={"description": "Of those, the Pods made from the current template."})
+    ready_replicas = fields.Int32(metadata={"description": "Pods whose Ready condition is True."})
+    available_replicas = fields.Int32(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
+    unavailable_replicas = fields.Int32(metadata={"description": (
         "How many more Pods must become available for the Deployment to be fully available, including Pods "
         "not created yet."
     )})
-    terminating_replicas = fields.Int(metadata={"description": (
+    terminating_replicas = fields.Int32(metadata={"description": (
         "Pods that are shutting down (they have a deletionTimestamp) but are not gone yet."
     )})
     conditions = fields.List(fields.Nested(DeploymentConditionSchema), metadata=fields.merge_by("type", description=(
         "The latest observations of the Deployment's state, one per type."
     )))
-    collision_count = fields.Int(metadata={"description": (
+    collision_count = fields.Int32(metadata={"description": (
         "Counts clashes between the names of new ReplicaSets and existing ones; it is mixed into the next "
         "name so that the name is unique."
     )})
@@ -122,8 +122,8 @@ class DeploymentSchema(Schema):
 class ReplicaSetSpecSchema(Schema):
     """The desired state of a ReplicaSet."""
 
-    replicas = fields.Int(metadata={"description": "How many Pods should run. Defaults to 1."})
-    min_ready_seconds = fields.Int(metadata={"description": (
+    replicas = fields.Int32(metadata={"description": "How many Pods should run. Defaults to 1."})
+    min_ready_seconds = fields.Int32(metadata={"description": (
         "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
         "Defaults to 0."
     )})
@@ -148,13 +148,13 @@ class ReplicaSetConditionSchema(Schema):
 class ReplicaSetStatusSchema(Schema):
     """The observed state of a ReplicaSet, written by the replica set controller."""
 
-    replicas = fields.Int(metadata={"omitempty": False, "description": "Pods of this ReplicaSet that are not terminating."})
-    fully_labeled_replicas = fields.Int(metadata={"description": (
+    replicas = fields.Int32(metadata={"omitempty": False, "description": "Pods of this ReplicaSet that are not terminating."})
+    fully_labeled_replicas = fields.Int32(metadata={"description": (
         "Pods whose labels match all the template's labels, not only the selector."
     )})
-    ready_replicas = fields.Int(metadata={"description": "Pods whose Ready condition is True."})
-    available_replicas = fields.Int(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
-    terminating_replicas = fields.Int(metadata={"description": "Pods that are shutting down but are not gone yet."})
+    ready_replicas = fields.Int32(metadata={"description": "Pods whose Ready condition is True."})
+    available_replicas = fields.Int32(metadata={"description": "Pods that have been ready for at least minReadySeconds."})
+    terminating_replicas = fields.Int32(metadata={"description": "Pods that are shutting down but are not gone yet."})
     observed_generation = fields.Int(metadata={"description": "The metadata.generation the controller last acted on."})
     conditions = fields.List(fields.Nested(ReplicaSetConditionSchema), metadata=fields.merge_by("type", description=(
         "The latest observations of the ReplicaSet's state, one per type."

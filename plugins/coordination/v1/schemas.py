@@ -12,7 +12,7 @@ class LeaseSpecSchema(Schema):
         "The identity of the current holder. Empty when nobody holds the Lease, e.g. after its holder stepped "
         "down."
     )})
-    lease_duration_seconds = fields.Int(metadata={"description": (
+    lease_duration_seconds = fields.Int32(metadata={"description": (
         "How long other candidates wait before taking the Lease over, counted from the last time they saw "
         "the holder renew it (by their own clock, not renewTime). Must be greater than 0."
     )})
@@ -22,7 +22,7 @@ class LeaseSpecSchema(Schema):
     renew_time = fields.Time(metadata={"description": (
         "When the current holder last renewed the Lease (RFC 3339 with microseconds)."
     )})
-    lease_transitions = fields.Int(metadata={"description": (
+    lease_transitions = fields.Int32(metadata={"description": (
         "How many times the Lease has passed from one holder to another."
     )})
     strategy = fields.Str(metadata={"description": (

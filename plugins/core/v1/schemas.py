@@ -79,8 +79,8 @@ class ContainerPortSchema(Schema):
         "A name for the port, unique in the Pod, that Services can refer to: up to 15 lowercase letters, "
         "digits and dashes."
     )})
-    host_port = fields.Int(metadata={"description": "A port on the node to expose it on as well. Rarely needed."})
-    container_port = fields.Int(metadata={"omitempty": False, "description": "Port number on the Pod's IP address, from 1 to 65535."})
+    host_port = fields.Int32(metadata={"description": "A port on the node to expose it on as well. Rarely needed."})
+    container_port = fields.Int32(metadata={"omitempty": False, "description": "Port number on the Pod's IP address, from 1 to 65535."})
     protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP.", "default": "TCP"})
     host_ip = fields.Str(data_key="hostIP", metadata={"description": "The node IP address to bind hostPort to."})
 
@@ -279,7 +279,7 @@ class PodSpecSchema(Schema):
         "Extra entries for the /etc/hosts file of the containers."
     )))
     priority_class_name = fields.Str(metadata={"description": "The PriorityClass that gives the Pod its priority."})
-    priority = fields.Int(metadata={"description": (
+    priority = fields.Int32(metadata={"description": (
         "The Pod's priority, filled in from priorityClassName on admission."
     )})
     dns_config = fields.Dict(metadata={"description": "DNS settings merged into the ones dnsPolicy produces."})
@@ -428,7 +428,7 @@ class EventSchema(Schema):
     )})
     first_timestamp = fields.Time(metadata={"omitempty": False, "description": "When the event was first seen."})
     last_timestamp = fields.Time(metadata={"omitempty": False, "description": "When the event was most recently seen."})
-    count = fields.Int(metadata={"description": "How many times the event was seen."})
+    count = fields.Int32(metadata={"description": "How many times the event was seen."})
     type = fields.Str(metadata={"description": "Normal or Warning."})
     event_time = fields.Time(metadata={"omitempty": False, "description": (
         "When the event happened, to the microsecond (newer form of the timestamps)."
@@ -563,7 +563,7 @@ class NodeAddressSchema(Schema):
 class DaemonEndpointSchema(Schema):
     """A port a daemon of the node listens on."""
 
-    port = fields.Int(data_key="Port", metadata={"omitempty": False, "description": "Port number."})
+    port = fields.Int32(data_key="Port", metadata={"omitempty": False, "description": "Port number."})
 
 
 class NodeDaemonEndpointsSchema(Schema):

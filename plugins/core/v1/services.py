@@ -24,11 +24,11 @@ class ServicePortSchema(Schema):
     )})
     protocol = fields.Str(metadata={"description": "TCP, UDP or SCTP. Defaults to TCP.", "default": "TCP"})
     app_protocol = fields.Str(metadata={"description": "The application protocol, such as http or kubernetes.io/h2c."})
-    port = fields.Int(metadata={"omitempty": False, "description": "The port the Service listens on, 1-65535."})
+    port = fields.Int32(metadata={"omitempty": False, "description": "The port the Service listens on, 1-65535."})
     target_port = fields.IntOrString(metadata={"description": (
         "The port, or named container port, on the Pods behind the Service. Defaults to port."
     )})
-    node_port = fields.Int(metadata={"description": (
+    node_port = fields.Int32(metadata={"description": (
         "For NodePort and LoadBalancer Services: the port on every node, 30000-32767; allocated when unset."
     )})
 
@@ -70,7 +70,7 @@ class ServiceSpecSchema(Schema):
     publish_not_ready_addresses = fields.Bool(metadata={"description": "Publish the addresses of Pods that are not ready."})
     load_balancer_source_ranges = fields.List(fields.Str(), metadata={
         "description": "CIDRs a cloud load balancer lets in; others are refused.", "list_type": "atomic"})
-    health_check_node_port = fields.Int(metadata={"description": (
+    health_check_node_port = fields.Int32(metadata={"description": (
         "For LoadBalancer Services with externalTrafficPolicy Local: the node port load balancers health-check."
     )})
     allocate_load_balancer_node_ports = fields.Bool(metadata={"description": (
@@ -83,7 +83,7 @@ class ServiceSpecSchema(Schema):
 class PortStatusSchema(Schema):
     """The state of one port of a load balancer address."""
 
-    port = fields.Int(metadata={"omitempty": False, "description": "The port number."})
+    port = fields.Int32(metadata={"omitempty": False, "description": "The port number."})
     protocol = fields.Str(metadata={"omitempty": False, "description": "TCP, UDP or SCTP."})
     error = fields.Str(metadata={"description": "Why the port is not working, in CamelCase; unset when it is."})
 

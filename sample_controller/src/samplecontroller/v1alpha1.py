@@ -14,11 +14,11 @@ from kplane.api import ObjectMetaSchema, Schema, fields
 
 class FooSpecSchema(Schema):
     deployment_name = fields.Str(metadata={"description": "Name of the Deployment the controller keeps for this Foo."})
-    replicas = fields.Int(metadata={"description": "Replicas of that Deployment, from 1 to 10."})
+    replicas = fields.Int32(metadata={"description": "Replicas of that Deployment, from 1 to 10."})
 
 
 class FooStatusSchema(Schema):
-    available_replicas = fields.Int(metadata={"description": "Available replicas of the Deployment, as last seen."})
+    available_replicas = fields.Int32(metadata={"description": "Available replicas of the Deployment, as last seen."})
 
 
 class FooSchema(Schema):
