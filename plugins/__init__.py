@@ -1,0 +1,1 @@
+"""kplane's built-in API groups, plugins like any other: each imports only :mod:`kplane.api`."""

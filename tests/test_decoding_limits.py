@@ -361,8 +361,8 @@ async def test_a_large_yaml_body_is_decoded_without_blocking_the_server(api, ser
         answered += 0 if posting.done() else 1
     assert await posting == 400
     # Decoded on the loop, at most the one or two sent before decoding began are answered (2 seen);
-    # decoded in a thread, thousands (2000 seen).
-    assert answered >= 50, answered
+    # decoded in a thread, dozens to thousands, as the GIL is shared (30 to 2000 seen on 2 cores).
+    assert answered >= 10, answered
     assert (await api.get(CONFIGMAPS)).body["items"] == []
 
 
