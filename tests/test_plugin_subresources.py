@@ -22,10 +22,12 @@ import aiohttp
 import pytest
 
 from kplane.api import Connecter, Creater, Served, Strategy, hookimpl
+from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
 from kplane.core.config import ServerConfig
+from kplane.core.server.handlers import ResourceEndpoints
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
@@ -247,6 +249,22 @@ class Twice(JournalEcho):
     async def get(self, ctx: Any, name: str) -> Any: ...
 
 
+class Deletes(JournalRetire):
+    async def delete(self, ctx: Any, name: str, opts: Any) -> Any: ...
+
+
+class Lists(Served):
+    async def get(self, ctx: Any, name: str) -> Any: ...
+
+    async def list(self, ctx: Any, opts: Any) -> Any: ...
+
+    async def watch(self, ctx: Any, opts: Any) -> Any: ...
+
+
+class ListsNot(Lists):
+    verbs = frozenset({"get"})
+
+
 class Undeclared(Served):
     async def connect(self, ctx: Any, name: str, exchange: Any) -> None: ...
 
@@ -269,12 +287,25 @@ def registry() -> Registry:
     (Undeclared(), "journals/x: a Connecter names its connect_methods, and only a Connecter does"),
     (Unknown(), "journals/x: connect_methods ['BREW'] must be some of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']"),
     (object(), "journals/x: object must derive from Served (kplane.api)"),
+    (Deletes(None), "journals/x: verbs ['delete'] cannot be served by an object of a kind of its own"  # type: ignore[arg-type]
+                    " (only ['create', 'get', 'patch', 'update']; narrow them with verbs)"),
+    (Lists(), "journals/x: verbs ['list', 'watch'] cannot be served by a subresource"
+              " (only ['create', 'delete', 'get', 'patch', 'update']; narrow them with verbs)"),
 ])
 def test_unfit_objects_are_refused(registry: Registry, served: Any, problem: str) -> None:
     with pytest.raises(ValueError) as refused:
         registry.add_subresource(GROUP, "journals", "x", served)
     assert str(refused.value) == problem
     assert registry.subresources(GROUP, "journals") == []
+
+
+def test_only_verbs_on_one_object_are_served(registry: Registry) -> None:
+    """What registering accepts is what the router has a handler for."""
+    registry.add_subresource(GROUP, "journals", "x", ListsNot())
+    assert rest.verbs_of(ListsNot()) == ("get",)
+    endpoints = ResourceEndpoints(registry.scheme, registry)
+    assert set(endpoints._own_kind) == rest.OWN_KIND_VERBS
+    assert rest.NAMED_VERBS == {"create", "delete", "get", "patch", "update"} < set(endpoints._objects)
 
 
 def test_one_way_to_serve_each_subresource(registry: Registry) -> None:

@@ -146,6 +146,13 @@ VERBS: dict[str, type] = {
     "watch": Watcher,
 }
 
+#: The verbs a subresource can serve by capability: its URL names one object, so none of a
+#: collection's (list, watch, deletecollection).
+NAMED_VERBS: frozenset[str] = frozenset({"create", "delete", "get", "patch", "update"})
+#: Those an object of a kind of its own (:attr:`Served.own_kind`) can: the HTTP layer handles
+#: wire objects only for these.
+OWN_KIND_VERBS: frozenset[str] = frozenset({"create", "get", "patch", "update"})
+
 #: The verb each HTTP method a Connecter takes stands for in discovery and authorization
 #: (kube-apiserver's ``toDiscoveryKubeVerb``); HEAD and OPTIONS are served but stand for none.
 CONNECT_VERBS: dict[str, str] = {
@@ -208,12 +215,17 @@ def verbs_of(served: Served) -> tuple[str, ...]:
 
 def problems(served: Served) -> list[str]:
     """What makes ``served`` unfit to serve a subresource: nothing to serve, verbs declared that
-    it has no capability for, or connect methods that are unknown or stand for a verb a
-    capability serves (one verb, one way to serve it)."""
+    it has no capability for, verbs no subresource (:data:`NAMED_VERBS`) or no object of a
+    kind of its own (:data:`OWN_KIND_VERBS`) can serve, or connect methods that are unknown or
+    stand for a verb a capability serves (one verb, one way to serve it)."""
     found = []
     have = capabilities(type(served))
     if served.verbs is not None and not served.verbs <= have:
         found.append(f"verbs {sorted(served.verbs)} must be some of {sorted(have)}")
+    able, what = (OWN_KIND_VERBS, "an object of a kind of its own") if served.own_kind else (NAMED_VERBS, "a subresource")
+    beyond = sorted((have if served.verbs is None else have & served.verbs) - able)
+    if beyond:
+        found.append(f"verbs {beyond} cannot be served by {what} (only {sorted(able)}; narrow them with verbs)")
     if connects(type(served)) != bool(served.connect_methods):
         found.append("a Connecter names its connect_methods, and only a Connecter does")
     unknown = sorted(method for method in served.connect_methods if method not in CONNECT_VERBS)
