@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import shutil
@@ -20,8 +21,9 @@ from typing import Any
 
 import aiohttp
 import pytest
+import yarl
 
-from kplane.api import Connecter, Creater, Served, Strategy, hookimpl
+from kplane.api import Connecter, Creater, Exchange, Served, Strategy, errors, hookimpl
 from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
@@ -232,6 +234,76 @@ async def test_kubectl_reads_a_stream(journals: tuple[APIServer, JournalsPlugin]
     assert json.loads(retired.stdout)["status"] == "Success"
     missing = await asyncio.to_thread(kubectl.run, "get", "--raw", f"{JOURNALS}/gone/log", check=False)
     assert missing.returncode != 0 and f'journals.{GROUP} "gone" not found' in missing.stderr
+
+
+class Misbehaving(Served):
+    """A connecter doing what ``?how=`` says, each a mistake the HTTP layer must contain."""
+
+    connect_methods = frozenset({"GET", "HEAD", "POST"})
+
+    async def connect(self, ctx: Any, name: str, exchange: Exchange) -> None:
+        how = exchange.query("how")
+        if how == ["status"]:
+            await exchange.start(status=99)
+        elif how == ["header"]:
+            await exchange.start("text/plain\r\nX-Injected: yes")
+        elif how == ["late"]:
+            await exchange.write(b"partial\n")
+            raise errors.bad_request("too late for a Status")
+        elif exchange.method == "POST":
+            await exchange.write(await exchange.read() + b"|" + await exchange.read())
+        else:
+            await exchange.write(b"a body\n")
+
+
+class JournalsMisbehaving(JournalsPlugin):
+    @hookimpl
+    def kplane_register_strategies(self, registry: Registry) -> None:
+        super().kplane_register_strategies(registry)
+        registry.add_subresource(GROUP, "journals", "odd", Misbehaving())
+
+
+@pytest.fixture
+async def odd(tmp_path: Path) -> AsyncIterator[tuple[APIServer, Client]]:
+    server = await started(tmp_path / "state", ("journals", JournalsMisbehaving()))
+    try:
+        async with aiohttp.ClientSession(base_url=server.url) as session:
+            yield server, Client(session)
+    finally:
+        await server.stop()
+
+
+async def test_a_bad_start_is_a_status(odd: tuple[APIServer, Client]) -> None:
+    for how in ("status", "header"):
+        reply = await odd[1].get(f"{JOURNALS}/j/odd", params={"how": how})
+        assert reply.status == 500 and reply.body["kind"] == "Status", (how, reply)
+        assert "X-Injected" not in reply.headers and "Traceback" not in reply.body["message"]
+
+
+async def test_a_head_answer_has_no_body(odd: tuple[APIServer, Client]) -> None:
+    url = yarl.URL(odd[0].url)
+    reader, writer = await asyncio.open_connection(url.host, url.port)
+    try:
+        writer.write(f"HEAD {JOURNALS}/j/odd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        answer = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\n"), answer
+    assert (await odd[1].get(f"{JOURNALS}/j/odd")).body == "a body\n"
+
+
+async def test_the_body_is_read_whole_each_time(odd: tuple[APIServer, Client]) -> None:
+    reply = await odd[1].post(f"{JOURNALS}/j/odd", raw=b"same", content_type="text/plain")
+    assert (reply.status, reply.body) == (200, "same|same")
+
+
+async def test_an_api_error_once_streaming_is_a_warning(odd: tuple[APIServer, Client], caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="kplane.core.server.connecting"):
+        reply = await odd[1].get(f"{JOURNALS}/j/odd", params={"how": "late"})
+    assert (reply.status, reply.body) == (200, "partial\n")
+    [record] = [r for r in caplog.records if r.name == "kplane.core.server.connecting"]
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    assert record.getMessage() == f"GET {JOURNALS}/j/odd ended its started answer with 400: too late for a Status"
 
 
 # -- registering ------------------------------------------------------------------------------------

@@ -111,17 +111,19 @@ class Exchange(Protocol):
         ...
 
     async def read(self) -> bytes:
-        """The request's whole body (empty for none); 413 past the server's body limit."""
+        """The request's whole body (empty for none), on every call; 413 past the server's body limit."""
         ...
 
     async def start(self, content_type: str = "text/plain", status: int = 200) -> None:
         """Send the answer's status and headers (the first :meth:`write` does it with these
-        defaults). Until then an APIError raised by ``connect`` is answered as a Status."""
+        defaults). Until then an APIError raised by ``connect`` is answered as a Status.
+        ValueError (a 500) for a status outside 100-599 or a content type with control characters."""
         ...
 
     async def write(self, chunk: bytes) -> None:
-        """Send ``chunk`` to the client now. Raises ConnectionResetError once the client has
-        gone: let it propagate, the HTTP layer then ends the exchange quietly."""
+        """Send ``chunk`` to the client now (nothing for HEAD, whose answer has no body). Raises
+        ConnectionResetError once the client has gone: let it propagate, the HTTP layer then ends
+        the exchange quietly."""
         ...
 
 

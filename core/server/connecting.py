@@ -2,7 +2,8 @@
 registry's :class:`~kplane.core.registry.rest.Exchange`, so connecters never import aiohttp.
 
 Until the connecter starts its answer, an APIError it raises is the request's Status, as for any
-other verb; after, the status line is sent and a failure can only end the stream (logged). A
+other verb; after, the status line is sent and a failure can only end the stream (logged: an
+APIError as a warning, anything else with its traceback). A
 client that goes away ends it quietly: the connecter's next write raises ConnectionResetError.
 """
 
@@ -10,14 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 
 from aiohttp import web
 
+from kplane.core.meta import errors
 from kplane.core.registry.rest import Connecter
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.server import negotiation
 
 log = logging.getLogger(__name__)
+
+#: What a header value may not hold (as HTTP/1.1's field-value: no CR, LF or other controls).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class HTTPExchange:
@@ -26,26 +32,35 @@ class HTTPExchange:
     def __init__(self, request: web.Request) -> None:
         self.request = request
         self.method = request.method
-        self.response: web.StreamResponse | None = None
+        self.response: web.StreamResponse | None = None  # set once its status line is sent
+        self._body: bytes | None = None
 
     def query(self, name: str) -> list[str]:
         return self.request.query.getall(name, [])
 
     async def read(self) -> bytes:
-        return await negotiation.read_body(self.request)
+        if self._body is None:  # the stream is read once; every call answers the whole body
+            self._body = await negotiation.read_body(self.request)
+        return self._body
 
     async def start(self, content_type: str = "text/plain", status: int = 200) -> None:
         if self.response is not None:
             raise RuntimeError("the answer has started already")
-        self.response = web.StreamResponse(status=status, headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
-        self.response.enable_chunked_encoding()
-        await self.response.prepare(self.request)
+        if not 100 <= status <= 599:
+            raise ValueError(f"the status {status} is not an HTTP status")
+        if _CONTROL.search(content_type):
+            raise ValueError(f"the content type {content_type!r} has control characters")
+        response = web.StreamResponse(status=status, headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
+        response.enable_chunked_encoding()
+        await response.prepare(self.request)
+        self.response = response  # only now: a failed prepare is still answered as a Status
 
     async def write(self, chunk: bytes) -> None:
         if self.response is None:
             await self.start()
         assert self.response is not None
-        await self.response.write(chunk)
+        if self.method != "HEAD":  # a HEAD answer has no body: the connection's next answer would follow it
+            await self.response.write(chunk)
 
 
 async def connect(request: web.Request, ctx: RequestContext, served: Connecter) -> web.StreamResponse:
@@ -55,9 +70,13 @@ async def connect(request: web.Request, ctx: RequestContext, served: Connecter) 
         await served.connect(ctx, ctx.name, exchange)
     except ConnectionResetError:
         pass  # the client went away; nothing more to say to it
+    except errors.APIError as err:
+        if exchange.response is None:
+            raise  # still a Status
+        log.warning("%s %s ended its started answer with %s: %s", request.method, request.path, err.code, err)
     except Exception:
         if exchange.response is None:
-            raise  # still a Status (an APIError), or a logged 500
+            raise  # a logged 500
         log.exception("%s %s failed while streaming its answer", request.method, request.path)
     with contextlib.suppress(ConnectionResetError):
         if exchange.response is None:
