@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 import yarl
 
+import kplane.api
 from kplane.api import Connecter, Creater, Exchange, Served, Strategy, errors, hookimpl
 from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionChain
@@ -378,6 +379,11 @@ def test_only_verbs_on_one_object_are_served(registry: Registry) -> None:
     endpoints = ResourceEndpoints(registry.scheme, registry)
     assert set(endpoints._own_kind) == rest.OWN_KIND_VERBS
     assert rest.NAMED_VERBS == {"create", "delete", "get", "patch", "update"} < set(endpoints._objects)
+
+
+def test_connect_verbs_stay_internal() -> None:
+    """A plugin names HTTP methods (``connect_methods``); what they stand for is the server's."""
+    assert "CONNECT_VERBS" not in kplane.api.__all__ and hasattr(rest, "CONNECT_VERBS")
 
 
 def test_one_way_to_serve_each_subresource(registry: Registry) -> None:
