@@ -7,6 +7,7 @@ import argparse
 
 import pytest
 
+from kplane.core import cli
 from kplane.core.hookspecs import hookimpl
 from kplane.core.pluginoptions import PluginOptions
 from kplane.core.plugins import SKIPPED, PluginError, PluginManager
@@ -69,3 +70,28 @@ def test_a_skipped_plugins_flags_are_taken_out() -> None:
     assert options.command is not None
     with pytest.raises(SystemExit):
         options.command.parse_args(["--clash-first"])
+
+
+class Prefixes:
+    """Flags that are prefixes of ``kplane serve``'s own: --plugins, --skip-broken-plugins, --verbose."""
+
+    @hookimpl
+    def kplane_add_options(self, parser: PluginOptions) -> None:
+        for flag in ("--plugin", "--skip", "--verb"):
+            parser.add_argument(flag)
+
+
+def test_a_plugin_flag_that_is_a_prefix_of_a_serve_flag_is_the_plugins_in_both_readings() -> None:
+    """``kplane serve`` reads its arguments twice (which plugins, then everything); without
+    abbreviations both readings give ``--plugin`` to the plugin, never ``--plugins``."""
+    _, serve = cli._parser()
+    argv = ["--plugin", "a", "--skip", "b", "--verb", "c"]
+    known, rest = serve.parse_known_args(argv)
+    assert (known.plugins, known.skip_broken_plugins, known.verbose, rest) == (None, False, False, argv)
+    plugins, options = PluginManager(), PluginOptions(serve)
+    plugins.register(Prefixes(), "prefixes")
+    plugins.add_options(options)
+    options.attach()
+    assert options.settings(serve.parse_args(argv)) == {"prefixes": {"plugin": "a", "skip": "b", "verb": "c"}}
+    with pytest.raises(SystemExit):
+        serve.parse_args(["--port", "1", "--no-contr"])
