@@ -157,7 +157,8 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """kplane's parser, and that of ``kplane serve``, which the plugins' flags join."""
     parser = argparse.ArgumentParser(prog="kplane", description="The Kubernetes API machinery in Python.")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the API server")
+    # no abbreviations (as kube's flags): a plugin's --plugin must not be read as --plugins first
+    serve = sub.add_parser("serve", allow_abbrev=False, help="run the API server")
     serve.add_argument("--data-dir", type=Path, default=Path(".kplane"), help="state and kubeconfig folder (default ./.kplane)")
     serve.add_argument("--storage", default="", help="storage URL (default sqlite:///DATA_DIR/state.db)")
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

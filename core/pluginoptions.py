@@ -70,6 +70,15 @@ class PluginOptions:
             settings.setdefault(option.plugin, {})[option.dest] = getattr(args, option.dest)
         return settings
 
+    def defaults(self) -> argparse.Namespace:
+        """Every flag's value when none is given, as ``kplane serve`` parses it (a string
+        ``default`` through its ``type``; a required flag: None), for a caller that parses no
+        command line (the pytest plugin)."""
+        parser = argparse.ArgumentParser(add_help=False)
+        for option in self.options:
+            parser.add_argument(*option.flags, **{**option.kwargs, "required": False})
+        return parser.parse_args([])
+
     def _checker(self) -> argparse.ArgumentParser:
         """A scratch parser with the command's flags and those added so far, to check the next."""
         check = argparse.ArgumentParser(add_help=False, parents=[self.command] if self.command is not None else [])

@@ -20,7 +20,7 @@ import importlib.util
 import inspect
 import logging
 import traceback
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -244,7 +244,10 @@ class PluginManager:
         caller = self.pm.subset_hook_caller(hook, remove_plugins=[o.plugin for o in others if o is not impl])
         for result in caller(**kwargs, plugin_name=impl.plugin_name, config=self.config):
             if inspect.isawaitable(result):
-                await result
+                if hook in _BEFORE_LOOP:
+                    _complete(hook, result)  # here, so that one that waits is its plugin's failure
+                else:
+                    await result
 
     async def _call(self, hook: str, **kwargs: object) -> None:
         """Call ``hook`` on each plugin in kplane's order (:meth:`_implementations`), one plugin at
@@ -284,7 +287,7 @@ class PluginManager:
         """The plugins' ``kplane serve`` flags, before the command line is parsed (and so before
         any event loop runs: an implementation that awaits something is an error)."""
         self.targets.options = options
-        _complete(self._call("kplane_add_options", parser=options))
+        _complete("kplane_add_options", self._call("kplane_add_options", parser=options))
 
     async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain,
                     informers: SharedInformerFactory | None = None) -> None:
@@ -395,14 +398,18 @@ class PluginManager:
         return plugins
 
 
-def _complete(work: Coroutine[Any, Any, None]) -> None:
-    """Run a coroutine that never waits for anything (hooks called before any event loop runs)."""
+_BEFORE_LOOP = frozenset({"kplane_add_options"})  # hooks called before any event loop runs
+
+
+def _complete(hook: str, work: Awaitable[Any]) -> None:
+    """Run an awaitable that never waits for anything (``hook``, called before any event loop runs)."""
+    steps = work.__await__()
     try:
-        work.send(None)
+        steps.send(None)
     except StopIteration:
         return
-    work.close()
-    raise RuntimeError("a hook called before the event loop runs awaited something")
+    steps.close()
+    raise RuntimeError(f"{hook} is called before the event loop runs, and this one awaited something")
 
 
 def _holds(entries: list[tuple[str, Any]], name: str) -> bool:

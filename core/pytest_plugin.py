@@ -22,7 +22,8 @@ Fixtures: ``kplane`` (a :class:`Cluster`), ``kplane_kubeconfig`` (its kubeconfig
 The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=(),
 runtime_config="", plugin_settings={}, **flags)`` chooses what runs: ``runtime_config`` is
 ``kplane serve``'s ``--runtime-config``, ``plugin_settings`` is ``ServerConfig.plugin_settings``
-(by plugin name), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
+(by plugin name; a plugin named there gets those in place of its flags' defaults, which the others
+get as ``kplane serve`` gives them), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
 ``dest`` (``apiservice_backends=True`` is ``--enable-apiservice-backends``, for tests of
 aggregated API servers). The server runs in a thread of its own with its own event loop, so blocking
 clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
@@ -264,13 +265,15 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
 
 
 def _plugin_settings(plugins: PluginManager, given: dict[str, dict[str, Any]], flags: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``given``, with the marker's ``flags`` (plugins' flags by dest) added for their plugins."""
+    """What ``kplane serve`` would give with no plugin flag (each flag's default, by plugin),
+    a plugin's ``given`` settings in place of its defaults (as an embedder gives them), then the
+    marker's ``flags`` (plugins' flags by dest) on top for their plugins."""
     known = PluginOptions()
     plugins.add_options(known)
     found = {dest: option for dest in flags if (option := known.find(dest)) is not None}
     if len(found) < len(flags):
         raise pytest.UsageError(f"@pytest.mark.kplane: unknown options {sorted(set(flags) - set(found))}")
-    settings = {name: dict(values) for name, values in given.items()}
+    settings = {**known.settings(known.defaults()), **{name: dict(values) for name, values in given.items()}}
     for dest, option in found.items():
         settings.setdefault(option.plugin, {})[dest] = flags[dest]
     return settings

@@ -58,3 +58,21 @@ async def test_int32_bounds_are_inclusive(api):
     smallest = await lease("min", -(2**31))
     assert (smallest.status, smallest.body["details"]["causes"][0]["message"]) == (422, f"Invalid value: {-(2**31)}: must be greater than 0")
     assert (await lease("over", 2**31)).status == 400
+
+
+async def test_an_int_or_string_beyond_int32_is_refused(api):
+    """``intstr.IntOrString`` holds an int32: a maxSurge beyond it is refused like replicas are."""
+    def surge(value):
+        return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": value}}
+
+    created = await api.post(DEPLOYMENTS, deployment(name="big", strategy=surge(TOO_LARGE)))
+    assert (created.status, created.body["details"]["causes"][0]["message"]) == (400, NOT_INT32.format(TOO_LARGE))
+    assert created.body["details"]["causes"][0]["field"] == "spec.strategy.rollingUpdate.maxSurge"
+    assert (await api.get(f"{DEPLOYMENTS}/big")).status == 404
+    assert (await api.post(DEPLOYMENTS, deployment(strategy=surge(2**31 - 1)))).status == 201
+    patched = await api.patch(f"{DEPLOYMENTS}/web", {"spec": {"strategy": surge(-(2**31) - 1)}})
+    assert (patched.status, patched.body["reason"]) == (422, "Invalid")
+    [cause] = patched.body["details"]["causes"]
+    assert cause["message"].endswith(f"spec.strategy.rollingUpdate.maxSurge: {NOT_INT32.format(-(2**31) - 1)}")
+    assert (await api.get(f"{DEPLOYMENTS}/web")).body["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == 2**31 - 1
+    assert (await api.patch(f"{DEPLOYMENTS}/web", {"spec": {"strategy": surge("25%")}})).status == 200

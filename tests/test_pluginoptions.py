@@ -4,9 +4,11 @@ plugin's name, their values handed to that plugin by dest, a clash the plugin's 
 from __future__ import annotations
 
 import argparse
+import asyncio
 
 import pytest
 
+from kplane.core import cli
 from kplane.core.hookspecs import hookimpl
 from kplane.core.pluginoptions import PluginOptions
 from kplane.core.plugins import SKIPPED, PluginError, PluginManager
@@ -69,3 +71,64 @@ def test_a_skipped_plugins_flags_are_taken_out() -> None:
     assert options.command is not None
     with pytest.raises(SystemExit):
         options.command.parse_args(["--clash-first"])
+
+
+class Prefixes:
+    """Flags that are prefixes of ``kplane serve``'s own: --plugins, --skip-broken-plugins, --verbose."""
+
+    @hookimpl
+    def kplane_add_options(self, parser: PluginOptions) -> None:
+        for flag in ("--plugin", "--skip", "--verb"):
+            parser.add_argument(flag)
+
+
+def test_a_plugin_flag_that_is_a_prefix_of_a_serve_flag_is_the_plugins_in_both_readings() -> None:
+    """``kplane serve`` reads its arguments twice (which plugins, then everything); without
+    abbreviations both readings give ``--plugin`` to the plugin, never ``--plugins``."""
+    _, serve = cli._parser()
+    argv = ["--plugin", "a", "--skip", "b", "--verb", "c"]
+    known, rest = serve.parse_known_args(argv)
+    assert (known.plugins, known.skip_broken_plugins, known.verbose, rest) == (None, False, False, argv)
+    plugins, options = PluginManager(), PluginOptions(serve)
+    plugins.register(Prefixes(), "prefixes")
+    plugins.add_options(options)
+    options.attach()
+    assert options.settings(serve.parse_args(argv)) == {"prefixes": {"plugin": "a", "skip": "b", "verb": "c"}}
+    with pytest.raises(SystemExit):
+        serve.parse_args(["--port", "1", "--no-contr"])
+
+
+class Waits:
+    @hookimpl
+    async def kplane_add_options(self, parser: PluginOptions) -> None:
+        await asyncio.sleep(0)
+        parser.add_argument("--waits-flag")
+
+
+@pytest.mark.parametrize("skip_broken", [False, True])
+def test_an_add_options_that_awaits_is_its_plugins_failure(skip_broken: bool) -> None:
+    """``kplane_add_options`` runs before any event loop: one that awaits something is named (and
+    taken out with ``--skip-broken-plugins``) like any other failure in it."""
+    plugins, options = PluginManager(skip_broken=skip_broken), PluginOptions(command())
+    plugins.register(Waits(), "waits")
+    plugins.register(Sizes(), "widgets")
+    if not skip_broken:
+        with pytest.raises(PluginError, match=r"plugin 'waits' failed in kplane_add_options: RuntimeError: "
+                                              r"kplane_add_options is called before the event loop runs"):
+            plugins.add_options(options)
+        return
+    plugins.add_options(options)
+    assert plugins.infos["waits"].status == SKIPPED
+    assert [(o.plugin, o.dest) for o in options.options] == [("widgets", "widgets_max_size")]
+
+
+def test_an_async_add_options_that_awaits_nothing_adds_its_flags() -> None:
+    class Quick:
+        @hookimpl
+        async def kplane_add_options(self, parser: PluginOptions) -> None:
+            parser.add_argument("--quick-flag")
+
+    plugins, options = PluginManager(), PluginOptions(command())
+    plugins.register(Quick(), "quick")
+    plugins.add_options(options)
+    assert [(o.plugin, o.dest) for o in options.options] == [("quick", "quick_flag")]

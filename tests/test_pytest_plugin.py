@@ -152,3 +152,39 @@ def test_on(kplane):
                            "groupPriorityMinimum": 100, "versionPriority": 10}})
 ''')
     result.assert_outcomes(passed=1)
+
+
+def test_a_plugin_flag_not_in_the_marker_has_its_default(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As under ``kplane serve``, every plugin flag reaches its plugin, the defaults too (a string
+    default through its ``type``); the marker's keyword replaces one."""
+    pytester.makepyfile(sized_plugin='''
+from kplane.api import hookimpl
+
+SEEN = []
+
+@hookimpl
+def kplane_add_options(parser):
+    parser.add_argument("--sized-size", dest="sized_size", type=int, default="3")
+
+@hookimpl
+def kplane_register_types(plugin_name, config):
+    SEEN.append(config.plugin_settings[plugin_name]["sized_size"])
+''')
+    info = pytester.mkdir("sized-1.0.dist-info")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sized\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[kplane.plugins]\nsized = sized_plugin\n")
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    result = run(pytester, '''
+import pytest
+import sized_plugin
+
+def test_default(kplane):
+    assert sized_plugin.SEEN == [3]
+    assert kplane.server.config.plugin_settings["apiregistration"] == {"apiservice_probe_interval": 30.0,
+                                                                       "apiservice_backends": False}
+
+@pytest.mark.kplane(sized_size=7)
+def test_given(kplane):
+    assert sized_plugin.SEEN[-1] == 7
+''')
+    result.assert_outcomes(passed=2)

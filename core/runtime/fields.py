@@ -96,10 +96,14 @@ class Int32(Int):
     default_error_messages = {"not_int32": "cannot unmarshal number {input} into Go value of type int32"}
 
     def _validated(self, value: Any) -> int:
-        number = super()._validated(value)
-        if not INT32_MIN <= number <= INT32_MAX:
-            raise self.make_error("not_int32", input=number)
-        return number
+        return _int32(self, super()._validated(value))
+
+
+def _int32(field: fields.Field, number: int) -> int:
+    """``number``, or the error Go's decoder gives for a JSON number an int32 cannot hold."""
+    if not INT32_MIN <= number <= INT32_MAX:
+        raise field.make_error("not_int32", input=number)
+    return number
 
 
 class Float(fields.Float):
@@ -136,14 +140,15 @@ class Bytes(fields.Field):
 
 
 class IntOrString(fields.Field):
-    """``intstr.IntOrString``: a JSON number or a string such as ``"25%"``."""
+    """``intstr.IntOrString``: a JSON number or a string such as ``"25%"``. Its number is Go's
+    int32 (``IntVal``), refused beyond it as :class:`Int32` refuses it, so clients can decode it."""
 
-    default_error_messages = {"invalid": "Not a valid integer or string."}
+    default_error_messages = {"invalid": "Not a valid integer or string.", **Int32.default_error_messages}
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int | str:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise self.make_error("invalid")
-        return value
+        return _int32(self, value) if isinstance(value, int) else value
 
 
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
