@@ -19,6 +19,7 @@ from kplane.core.server.filterchain import FilterChain
 from kplane.core.server.filters import RequestLimits, max_in_flight, request_timeout
 from kplane.core.server.handlers import ResourceEndpoints
 from kplane.core.server.openapi import OpenAPI
+from kplane.core.server.openapi_v2 import OpenAPIV2
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     lifecycle = app[LIFECYCLE] = health.Lifecycle()
     discovery = Discovery(scheme, registry, sources)
     openapi = OpenAPI(scheme, registry, sources)
+    swagger = OpenAPIV2(openapi, VERSION["gitVersion"])
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
                                   share_watch_encoding=share_watch_encoding)
 
@@ -85,7 +87,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
 
     app.on_shutdown.append(endpoints.close_watches)
     # Paths kube-apiserver serves with and without a trailing slash (go-restful ignores one; its
-    # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v3 are exact there.
+    # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v2, /openapi/v3 are exact there.
     app.router.add_get("/version", version)
     app.router.add_get("/version/", version)
     live, ready = health.standard_checks(registry.storage_health, lifecycle)
@@ -102,6 +104,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     app.router.add_get("/apis/{group}/", discovery.group)
     app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
     app.router.add_get("/apis/{group}/{version}/", discovery.resource_list)
+    app.router.add_get("/openapi/v2", swagger.handle)
     app.router.add_get("/openapi/v3", openapi.index)
     app.router.add_get("/openapi/v3/{path:.+}", openapi.document)
     app.router.add_route("*", "/api/{version}/{rest:.+}", endpoints.handle)

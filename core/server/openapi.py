@@ -5,7 +5,7 @@ the document of the group-version it works on. It needs three things from it:
 
 * a ``fieldValidation`` query parameter on the kind's ``patch`` operation, found by the
   operation's ``x-kubernetes-group-version-kind``. Without it ``create``/``apply``/``replace``
-  fall back to OpenAPI v2 in protobuf, which is not served (``/openapi/v2`` is a 404), and fail;
+  fall back to OpenAPI v2 in protobuf, which is not served (``/openapi/v2`` is JSON only), and fail;
 * the ``patch`` operation's request media types: when strategic merge patch is listed, client-side
   apply computes one from ``components.schemas`` (merge keys, patch strategies);
 * ``components.schemas`` for ``kubectl explain``, rooted at the kind's ``x-kubernetes-group-version-kind``.
@@ -628,32 +628,32 @@ class OpenAPI:
                 if entry is not None:
                     urls[key] = entry
             index = Served.of({"paths": urls})
-        return _reply(request, index, immutable=False)
+        return reply(request, index, immutable=False)
 
     async def document(self, request: web.Request) -> web.Response:
         key = request.match_info["path"]
         document = self.current()[1].get(key)
         if document is None:
             raise web.HTTPNotFound()
-        if not _accepts_json(request.headers.get("Accept", "")):
+        if not accepts_json(request.headers.get("Accept", "")):
             raise errors.APIError(406, errors.StatusReason.NOT_ACCEPTABLE, "only application/json is served here")
         wanted = request.query.get("hash", "")
         if wanted and wanted != document.digest:  # kube-apiserver's answer to a stale hash
             return web.Response(status=301, headers={"Location": _hashed_url(key, document.digest), "Cache-Control": "no-cache, private"})
-        return _reply(request, document, immutable=bool(wanted))
+        return reply(request, document, immutable=bool(wanted))
 
 
 def _hashed_url(key: str, digest: str) -> str:
     return f"/openapi/v3/{key}?hash={digest}"
 
 
-def _accepts_json(accept: str) -> bool:
+def accepts_json(accept: str) -> bool:
     if not accept.strip():
         return True
     return any(negotiation.media_type(part) in (negotiation.JSON, "application/*", "*/*") for part in accept.split(","))
 
 
-def _reply(request: web.Request, served: Served, *, immutable: bool) -> web.Response:
+def reply(request: web.Request, served: Served, *, immutable: bool) -> web.Response:
     """The document with its ETag; 304 when the client has it. Hashed URLs never change."""
     etag = f'"{served.digest}"'
     headers = {"ETag": etag, "Vary": "Accept"}

@@ -1,0 +1,141 @@
+"""``/openapi/v2``: one Swagger 2.0 document, converted from the OpenAPI v3 documents.
+
+kube-aggregator downloads it from every backend and older clients (and kubectl's fallback) read it.
+The v3 documents of :mod:`kplane.core.server.openapi` are the one source of paths and schemas; this
+module only rewrites them in v2's terms, as kube-openapi writes them:
+
+* ``#/components/schemas/X`` -> ``#/definitions/X``; a ``$ref`` wrapped in a one-item ``allOf``
+  (v3's way of giving it siblings) is unwrapped; ``anyOf``/``oneOf`` of scalars, which v2 lacks,
+  become a string (``format: int-or-string`` for IntOrString) as in kube-apiserver's swagger.json;
+* an operation's ``requestBody`` becomes a ``body`` parameter and its media types ``consumes``;
+  each answer's content becomes its ``schema``, their media types ``produces``; a non-body
+  parameter carries its schema's keys itself;
+* ``x-kubernetes-action`` and ``x-kubernetes-group-version-kind`` stay as they are.
+
+Every group-version served here is merged (a definition found in several documents keeps every
+``x-kubernetes-group-version-kind`` mark); group-versions the plugins' sources serve elsewhere are
+not. Only JSON is served: a client asking for protobuf alone gets a 406.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kplane.core.meta import errors
+from kplane.core.server.openapi import REF, OpenAPI, Served, accepts_json, reply
+
+DEFINITIONS = "#/definitions/"
+_GVK = "x-kubernetes-group-version-kind"
+
+
+def _schema(node: Any) -> Any:
+    """A v3 schema (and everything inside it) in v2's terms."""
+    if isinstance(node, list):
+        return [_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _schema(value) for key, value in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith(REF):
+        out["$ref"] = DEFINITIONS + ref.removeprefix(REF)
+    wrapped = out.get("allOf")
+    if isinstance(wrapped, list) and len(wrapped) == 1 and "$ref" in wrapped[0]:
+        del out["allOf"]
+        out = {**wrapped[0], **out}
+    for choice in ("anyOf", "oneOf"):
+        if choice in out:
+            del out[choice]
+            out["type"] = "string"
+            if out.get("x-kubernetes-int-or-string"):
+                out["format"] = "int-or-string"
+    return out
+
+
+def _parameter(parameter: dict[str, Any]) -> dict[str, Any]:
+    converted = {key: value for key, value in parameter.items() if key != "schema"}
+    return {**converted, **_schema(parameter.get("schema", {}))}
+
+
+def _media_types(*contents: dict[str, Any]) -> list[str]:
+    seen: dict[str, None] = {}
+    for content in contents:
+        seen.update(dict.fromkeys(content))
+    return list(seen)
+
+
+def _operation(operation: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    body = operation.get("requestBody")
+    if body is not None:
+        out["consumes"] = _media_types(body["content"])
+    out["description"] = operation["description"]
+    out["operationId"] = operation["operationId"]
+    out["tags"] = operation["tags"]
+    parameters = [_parameter(p) for p in operation.get("parameters", [])]
+    if body is not None:
+        schema = next(iter(body["content"].values()))["schema"]
+        parameters.insert(0, {"name": "body", "in": "body", "required": body.get("required", False), "schema": _schema(schema)})
+    out["parameters"] = parameters
+    answers = operation["responses"].values()
+    out["produces"] = _media_types(*(answer.get("content", {}) for answer in answers))
+    responses = {}
+    for code, answer in operation["responses"].items():
+        responses[code] = {"description": answer["description"]}
+        if answer.get("content"):
+            responses[code]["schema"] = _schema(next(iter(answer["content"].values()))["schema"])
+    out["responses"] = responses
+    out.update({key: value for key, value in operation.items() if key.startswith("x-")})
+    return out
+
+
+def _path(item: dict[str, Any]) -> dict[str, Any]:
+    return {method: [_parameter(p) for p in value] if method == "parameters" else _operation(value)
+            for method, value in item.items()}
+
+
+def swagger(documents: list[dict[str, Any]], version: str) -> dict[str, Any]:
+    """The v3 documents merged into one Swagger 2.0 document."""
+    paths: dict[str, Any] = {}
+    definitions: dict[str, Any] = {}
+    for document in documents:
+        for path, item in document["paths"].items():
+            paths[path] = _path(item)
+        for name, schema in document["components"]["schemas"].items():
+            converted = _schema(schema)
+            known = definitions.setdefault(name, converted)
+            for mark in converted.get(_GVK, []):
+                if mark not in known.setdefault(_GVK, []):
+                    known[_GVK].append(mark)
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": version},
+        "paths": dict(sorted(paths.items())),
+        "definitions": dict(sorted(definitions.items())),
+    }
+
+
+class OpenAPIV2:
+    """``GET /openapi/v2``, rebuilt from the v3 documents when the scheme changes."""
+
+    def __init__(self, v3: OpenAPI, version: str) -> None:
+        self.v3 = v3
+        self.version = version
+        self._generation = -1
+        self._served = Served(b"", "")
+
+    def current(self) -> Served:
+        _, documents = self.v3.current()
+        if self._generation != self.v3.scheme.generation:
+            parsed = [orjson.loads(served.body) for served in documents.values()]
+            self._served = Served.of(swagger(parsed, self.version))
+            self._generation = self.v3.scheme.generation
+        return self._served
+
+    async def handle(self, request: web.Request) -> web.Response:
+        if not accepts_json(request.headers.get("Accept", "")):
+            raise errors.APIError(406, errors.StatusReason.NOT_ACCEPTABLE,
+                                  "only application/json is served here; protobuf is not")
+        return reply(request, self.current(), immutable=False)
