@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
+from tests.test_openapi import refs_in
 
 PATCH_TYPES = {
     "application/json-patch+json",
@@ -20,16 +20,6 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/{namespace}/deployments"
 DEFINITIONS = "#/definitions/"
 
 
-def _refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref":
-                yield value
-            else:
-                yield from _refs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _refs(item)
 
 
 def _definition(document: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -91,7 +81,7 @@ async def test_deployment_operations(api: Client) -> None:
 
 async def test_every_ref_resolves_and_kinds_are_marked(api: Client) -> None:
     document = await _swagger(api)
-    refs = set(_refs(document))
+    refs = set(refs_in(document))
     assert refs and all(ref.startswith(DEFINITIONS) for ref in refs)
     assert not {ref for ref in refs if ref.removeprefix(DEFINITIONS) not in document["definitions"]}
     assert "components" not in json.dumps(document)

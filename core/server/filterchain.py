@@ -43,7 +43,7 @@ AUTHORIZATION = "authorization"
 #: The stage of filters that send a request to another server instead of the routes.
 PROXY = "proxy"
 #: Every stage, in the order a request meets them.
-STAGES = (AUTHENTICATION, AUDIT, IMPERSONATION, AUTHORIZATION, PROXY)  # in the order a request meets them
+STAGES = (AUTHENTICATION, AUDIT, IMPERSONATION, AUTHORIZATION, PROXY)
 
 
 @dataclass(frozen=True, slots=True)
