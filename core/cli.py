@@ -14,6 +14,8 @@ import traceback
 from pathlib import Path
 
 from kplane.core import scaffold
+from kplane.core.authn import options as authn_options
+from kplane.core.authz import options as authz_options
 from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.client.rest import RESTClient
@@ -175,6 +177,8 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     _add_limit_flags(serve)
+    authn_options.add_flags(serve)
+    authz_options.add_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -264,6 +268,8 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         leader_election=election,
         plugin_settings=options.settings(args),
         runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
+        authentication=authn_options.from_args(args),
+        authorization=authz_options.from_args(args),
         limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
         connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
                                      max_connections=args.max_connections),

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kplane.core.authn.options import AuthenticationOptions
+from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
 from kplane.core.controllers.manager import ALL, ControllerSelection
@@ -48,6 +50,8 @@ class ServerConfig:
     # --runtime-config: group/versions (or api/all, api/beta...) served or not, over the plugins'
     # defaults (kplane.core.runtime.scheme.parse_runtime_config), e.g. {"apps/v1beta2": True}
     runtime_config: dict[str, bool] = field(default_factory=dict)
+    authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
+    authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
 

@@ -1,12 +1,13 @@
 """What each plugin added to the server, found by comparing before and after each of its hooks.
 
 The plugin manager takes a :class:`Snapshot` of the ``kplane serve`` flags, scheme, registry,
-admission chain, request filters, discovery sources, loopback informers and controller-manager
+admission chain, authenticators, authorization modes, request filters, discovery sources, loopback
+informers and controller-manager
 around every hook call and keeps the difference in the plugin's :class:`Footprint`. That serves two purposes:
 
 * a plugin that breaks midway (``kplane serve --skip-broken-plugins``) is taken out whole:
   :meth:`Footprint.undo` removes its flags, kinds, conversions, defaulters, strategies, subresources, admission
-  plugins, filters, sources, informers and controllers, even those added by an earlier hook that succeeded;
+  plugins, authenticators, authorization modes, filters, sources, informers and controllers, even those added by an earlier hook that succeeded;
 * ``kplane plugins`` and ``GET /debug/plugins`` say what each plugin registered, whether or not
   it passed ``plugin=plugin_name`` to :meth:`Scheme.add_kind`.
 
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kplane.core.authn.authenticators import Authenticators
+    from kplane.core.authz.authorizers import Authorizers
     from kplane.core.client.informer import SharedInformerFactory
     from kplane.core.controllers.manager import ControllerManager
     from kplane.core.pluginoptions import Option, PluginOptions
@@ -44,6 +47,8 @@ class Targets:
     scheme: Scheme | None = None
     registry: Registry | None = None
     admission: AdmissionChain | None = None
+    authenticators: Authenticators | None = None
+    authorizers: Authorizers | None = None
     filters: FilterChain | None = None
     sources: APISources | None = None
     informers: SharedInformerFactory | None = None
@@ -69,6 +74,8 @@ class Snapshot:
     subresources: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     mutating: list[Any] = field(default_factory=list)
     validating: list[Any] = field(default_factory=list)
+    authenticators: list[Any] = field(default_factory=list)
+    authorizers: list[Any] = field(default_factory=list)
     filters: list[Any] = field(default_factory=list)
     sources: list[Any] = field(default_factory=list)
     informers: set[tuple[str, str, str]] = field(default_factory=set)
@@ -91,6 +98,10 @@ def snapshot(t: Targets) -> Snapshot:
     if t.admission is not None:
         s.mutating = list(t.admission.mutating)
         s.validating = list(t.admission.validating)
+    if t.authenticators is not None:
+        s.authenticators = [*t.authenticators.request, *t.authenticators.tokens]
+    if t.authorizers is not None:
+        s.authorizers = list(t.authorizers.registered)
     if t.filters is not None:
         s.filters = list(t.filters.filters)
     if t.sources is not None:
@@ -129,6 +140,8 @@ class Footprint:
     subresources: list[tuple[tuple[str, str, str], Any, Any]] = field(default_factory=list)  # add_subresource's
     mutating: list[Any] = field(default_factory=list)  # the chain's (name, function) entries
     validating: list[Any] = field(default_factory=list)
+    authenticators: list[Any] = field(default_factory=list)  # the (name, authenticator) entries
+    authorizers: list[Any] = field(default_factory=list)  # the (mode, authorizer) entries
     filters: list[Any] = field(default_factory=list)  # the chain's Filter entries
     sources: list[Any] = field(default_factory=list)  # the (name, source) entries of APISources
     informers: list[tuple[str, str, str]] = field(default_factory=list)
@@ -151,6 +164,8 @@ class Footprint:
         change.subresources = _changed(before.subresources, after.subresources)
         change.mutating = _added(before.mutating, after.mutating)
         change.validating = _added(before.validating, after.validating)
+        change.authenticators = _added(before.authenticators, after.authenticators)
+        change.authorizers = _added(before.authorizers, after.authorizers)
         change.filters = _added(before.filters, after.filters)
         change.sources = _added(before.sources, after.sources)
         change.informers = sorted(after.informers - before.informers)
@@ -164,6 +179,8 @@ class Footprint:
         self.subresources += change.subresources
         self.mutating += change.mutating
         self.validating += change.validating
+        self.authenticators += change.authenticators
+        self.authorizers += change.authorizers
         self.filters += change.filters
         self.sources += change.sources
         self.informers += change.informers
@@ -186,6 +203,11 @@ class Footprint:
         if t.admission is not None:
             t.admission.mutating[:] = _without(t.admission.mutating, self.mutating)
             t.admission.validating[:] = _without(t.admission.validating, self.validating)
+        if t.authenticators is not None:
+            t.authenticators.request[:] = _without(t.authenticators.request, self.authenticators)
+            t.authenticators.tokens[:] = _without(t.authenticators.tokens, self.authenticators)
+        if t.authorizers is not None:
+            t.authorizers.registered[:] = _without(t.authorizers.registered, self.authorizers)
         if t.filters is not None:
             t.filters.filters[:] = _without(t.filters.filters, self.filters)
         if t.sources is not None:

@@ -20,13 +20,14 @@ Start-up order
 line; then it opens storage and calls the other hooks in the order they appear here, each hook
 on every plugin before the next hook, so a strategy may rely on every kind being registered:
 ``kplane_register_types``, ``kplane_register_conversions``,
-``kplane_register_strategies``, ``kplane_register_admission``. Then it checks that every version
+``kplane_register_strategies``, ``kplane_register_admission``, ``kplane_register_authenticators``,
+``kplane_register_authorizers``. Then it checks that every version
 converts, calls ``kplane_register_filters`` and ``kplane_register_api_sources``, starts
 listening, calls ``kplane_post_start``, starts the loopback informers, reports ready on
 ``/readyz`` and last calls ``kplane_register_controllers`` (unless ``--no-controllers``). On the
 way down it calls ``kplane_shutdown``.
 
-``kplane plugins`` calls the four registration hooks, against a scratch scheme with no storage,
+``kplane plugins`` calls these six registration hooks, against a scratch scheme with no storage,
 and never starts the controllers; ``kplane controller-manager`` calls only
 ``kplane_register_controllers``.
 
@@ -79,6 +80,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from kplane.core.authn.authenticators import Authenticators
+    from kplane.core.authz.authorizers import Authorizers
     from kplane.core.pluginoptions import PluginOptions
     from kplane.core.client.informer import SharedInformerFactory
     from kplane.core.controllers.manager import ControllerManager
@@ -189,7 +192,10 @@ def kplane_register_conversions(scheme: Scheme, plugin_name: str, config: Server
 
 
 @hookspec
-def kplane_register_strategies(registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
+def kplane_register_strategies(
+    registry: Registry, authenticators: Authenticators, authorizers: Authorizers, plugin_name: str,
+    config: ServerConfig | None,
+) -> None:
     """Give each resource its behaviour: a :class:`~kplane.core.registry.strategy.Strategy`.
 
     When: third, once every plugin's kinds and conversions are registered.
@@ -209,6 +215,14 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
       on each request. The verbs served, and listed by discovery and OpenAPI, are those of the
       object serving each one (:mod:`kplane.core.registry.rest`; a connect method stands for
       its verb, GET for get, POST for create), narrowed by a strategy's ``verbs``.
+    - ``authenticators``: the server's :class:`~kplane.core.authn.authenticators.Authenticators`,
+      for a resource that reviews credentials (TokenReview awaits
+      ``authenticators.authenticate_token(token, audiences)``), as kube-apiserver hands its
+      authentication storage the server's authenticator. Add authenticators in
+      ``kplane_register_authenticators``, not here.
+    - ``authorizers``: the server's :class:`~kplane.core.authz.authorizers.Authorizers`, for a
+      resource that reviews access (SubjectAccessReview awaits ``authorizers.authorize(attributes)``
+      and ``authorizers.rules_for(user, namespace)``).
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).
 
@@ -268,6 +282,74 @@ def kplane_register_admission(
 
 
 @hookspec
+def kplane_register_authenticators(
+    authenticators: Authenticators, registry: Registry, informers: SharedInformerFactory | None, plugin_name: str,
+    config: ServerConfig | None,
+) -> None:
+    """Add ways to tell who sends a request: a bearer token's user (ServiceAccount tokens), or
+    a user found in the request itself.
+
+    When: fifth, once every plugin's admission is registered.
+
+    Receives:
+
+    - ``authenticators``: the server's :class:`~kplane.core.authn.authenticators.Authenticators`.
+      ``authenticators.add_token(name, a)`` gives every bearer token to
+      ``a.authenticate_token(token, audiences)``; ``authenticators.add_request(name, a)`` asks
+      ``a.authenticate_request(request)`` about every request before any token is looked at. Each returns an ``Authenticated(user)``,
+      None when the credentials are not its own, or raises ``AuthenticationError`` when they are
+      its own and not good (the client gets a 401, never anonymity). kplane's own (client
+      certificates, ``--token-auth-file``, the server's loopback clients) come first.
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`.
+    - ``informers``: the loopback informers (as in ``kplane_register_admission``; None in
+      ``kplane plugins``), for authenticators that check what they find against cached objects.
+    - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
+
+    Returns: nothing.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_authenticators(authenticators):
+            authenticators.add_token("WidgetKeys", WidgetKeys())  # authenticate_token(token, audiences)
+    """
+
+
+@hookspec
+def kplane_register_authorizers(
+    authorizers: Authorizers, registry: Registry, informers: SharedInformerFactory | None, plugin_name: str,
+    config: ServerConfig | None,
+) -> None:
+    """Offer an authorization mode that ``--authorization-mode`` may name (``RBAC``).
+
+    When: sixth, right after ``kplane_register_authenticators``.
+
+    Receives:
+
+    - ``authorizers``: the server's :class:`~kplane.core.authz.authorizers.Authorizers`.
+      ``authorizers.add(mode, a)``: when ``--authorization-mode`` names ``mode``, every request
+      not from ``system:masters`` is given to ``a.authorize(attributes)``, awaited (an
+      :class:`~kplane.core.authz.attributes.Attributes`), which answers a ``Verdict``: allow,
+      deny, or no opinion (the next mode decides; when none allows, the request is a 403). An
+      authorizer that can list what it allows also has ``async rules_for(user, namespace)``
+      (SelfSubjectRulesReview). Decide from memory (informers), never with a request per request.
+    - ``registry``: the :class:`~kplane.core.registry.registry.Registry`.
+    - ``informers``: the loopback informers (None in ``kplane plugins``).
+    - ``plugin_name``: your plugin's name.
+    - ``config``: the server's configuration, or None (see Arguments above).
+
+    Returns: nothing. A mode named twice makes the later plugin the broken one.
+
+    Example::
+
+        @hookimpl
+        def kplane_register_authorizers(authorizers, informers):
+            authorizers.add("WidgetOwners", WidgetOwners(informers.informer("widgets.example.com", "v1", "widgets")))
+    """
+
+
+@hookspec
 def kplane_register_filters(
     filters: FilterChain, registry: Registry, informers: SharedInformerFactory, plugin_name: str,
     config: ServerConfig | None,
@@ -276,7 +358,7 @@ def kplane_register_filters(
     stage of kube-apiserver's handler chain (authentication, audit, impersonation, authorization,
     proxy).
 
-    When: fifth, in ``kplane serve`` only, once every plugin's admission is registered and
+    When: seventh, in ``kplane serve`` only, once every plugin's authorizers are registered and
     before the server listens.
 
     Receives:
@@ -316,7 +398,7 @@ def kplane_register_api_sources(
     """List group/versions in discovery and OpenAPI beyond the scheme's: those another server
     serves behind your proxy filter, and the rank of every group (kube-aggregator's APIServices).
 
-    When: sixth, in ``kplane serve`` only, right after ``kplane_register_filters``.
+    When: eighth, in ``kplane serve`` only, right after ``kplane_register_filters``.
 
     Receives:
 
@@ -345,7 +427,7 @@ async def kplane_post_start(registry: Registry, server_url: str, plugin_name: st
     """Create what must exist before the server reports ready, such as the ``default``
     namespace (kube-apiserver's post-start hooks).
 
-    When: seventh, in ``kplane serve`` only, once the server listens on its port and before the
+    When: ninth, in ``kplane serve`` only, once the server listens on its port and before the
     loopback informers start and ``/readyz`` answers ok. It runs on every start, and with several
     servers on one storage, on each of them: it must be idempotent (and expect 409 Conflict
     when another server created the object first).

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from kplane.core import hookspecs
+from kplane.core.authn.authenticators import Authenticators
+from kplane.core.authz.authorizers import Authorizers
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.footprint import Footprint, Targets, snapshot
@@ -290,15 +292,25 @@ class PluginManager:
         _complete("kplane_add_options", self._call("kplane_add_options", parser=options))
 
     async def setup(self, scheme: Scheme, registry: Registry, admission: AdmissionChain,
-                    informers: SharedInformerFactory | None = None) -> None:
+                    informers: SharedInformerFactory | None = None, authenticators: Authenticators | None = None,
+                    authorizers: Authorizers | None = None) -> None:
         """Run the registration hooks in dependency order and check the result. ``informers``:
-        the serving server's loopback informers, for admission plugins (None: nothing is served)."""
+        the serving server's loopback informers, for admission plugins (None: nothing is served);
+        ``authenticators``, ``authorizers``: the server's (scratch ones when nothing is served)."""
+        authenticators = authenticators if authenticators is not None else Authenticators()
+        authorizers = authorizers if authorizers is not None else Authorizers()
         self.targets.scheme, self.targets.registry, self.targets.admission = scheme, registry, admission
         self.targets.informers = informers
+        self.targets.authenticators, self.targets.authorizers = authenticators, authorizers
         await self._call("kplane_register_types", scheme=scheme)
         await self._call("kplane_register_conversions", scheme=scheme)
-        await self._call("kplane_register_strategies", registry=registry)
+        await self._call("kplane_register_strategies", registry=registry, authenticators=authenticators,
+                         authorizers=authorizers)
         await self._call("kplane_register_admission", chain=admission, registry=registry, informers=informers)
+        await self._call("kplane_register_authenticators", authenticators=authenticators, registry=registry,
+                         informers=informers)
+        await self._call("kplane_register_authorizers", authorizers=authorizers, registry=registry,
+                         informers=informers)
         owned: set[int] = set()
         for info in self.loaded():
             kinds = self.kinds(info)

@@ -59,6 +59,18 @@ from kplane.core.server.filterchain import (
 from kplane.core.server.discovery import AGGREGATED as AGGREGATED_DISCOVERY
 from kplane.core.server.filters import Handler
 
+# -- identity: who sends a request, and what they may do ----------------------------------------
+from kplane.core.authn import user
+from kplane.core.authn.authenticators import (
+    Authenticated, AuthenticationError, Authenticators, RequestAuthenticator, StaticTokens, TokenAuthenticator,
+)
+from kplane.core.authn.filter import user_of
+from kplane.core.authn.user import UserInfo
+from kplane.core.authz.attributes import Attributes
+from kplane.core.authz.authorizers import (
+    ALLOWED, NO_OPINION, Authorizer, Authorizers, Decision, NonResourceRule, ResourceRule, RuleResolver, Rules, Verdict,
+)
+
 # -- errors and validation ------------------------------------------------------------------------
 from kplane.core.meta import errors
 from kplane.core.meta.errors import (

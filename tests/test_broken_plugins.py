@@ -371,7 +371,8 @@ PROBLEMS = {
     "typo_hook": "plugin 'typo_hook' (kplane-broken 0.3.0) implements kplane_register_type (did you mean "
                  "kplane_register_types?), which kplane does not have (its hooks: kplane_add_options, "
                  "kplane_register_types, kplane_register_conversions, kplane_register_strategies, "
-                 "kplane_register_admission, kplane_register_filters, kplane_register_api_sources, kplane_post_start, "
+                 "kplane_register_admission, kplane_register_authenticators, "
+                 "kplane_register_authorizers, kplane_register_filters, kplane_register_api_sources, kplane_post_start, "
                  "kplane_register_controllers, kplane_shutdown)",
     "unmarked": "plugin 'unmarked' (kplane-broken 0.3.0): kplane_register_types lack @hookimpl (from kplane.core.hookspecs import "
                 "hookimpl), so kplane would never call them",

@@ -25,6 +25,8 @@ import pytest
 
 import kplane.api
 from kplane.core import apidoc, hookdoc, hookspecs
+from kplane.core.authn.authenticators import Authenticators
+from kplane.core.authz.authorizers import Authorizers
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.hookspecs import hookimpl
@@ -115,14 +117,33 @@ class Recorder:
         self.calls.append(("kplane_register_conversions", {"scheme": scheme, "plugin_name": plugin_name, "config": config}))
 
     @hookimpl
-    async def kplane_register_strategies(self, registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
-        self.calls.append(("kplane_register_strategies", {"registry": registry, "plugin_name": plugin_name, "config": config}))
+    async def kplane_register_strategies(self, registry: Registry, authenticators: Authenticators,
+                                         authorizers: Authorizers, plugin_name: str, config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_strategies", {"registry": registry, "authenticators": authenticators,
+                                                          "authorizers": authorizers, "plugin_name": plugin_name,
+                                                          "config": config}))
 
     @hookimpl
     def kplane_register_admission(self, chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None,
                                   plugin_name: str, config: ServerConfig | None) -> None:
         self.calls.append(("kplane_register_admission",
                            {"chain": chain, "registry": registry, "informers": informers, "plugin_name": plugin_name, "config": config}))
+
+    @hookimpl
+    def kplane_register_authenticators(self, authenticators: Authenticators, registry: Registry,
+                                       informers: SharedInformerFactory | None, plugin_name: str,
+                                       config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_authenticators", {"authenticators": authenticators, "registry": registry,
+                                                              "informers": informers, "plugin_name": plugin_name,
+                                                              "config": config}))
+
+    @hookimpl
+    def kplane_register_authorizers(self, authorizers: Authorizers, registry: Registry,
+                                    informers: SharedInformerFactory | None, plugin_name: str,
+                                    config: ServerConfig | None) -> None:
+        self.calls.append(("kplane_register_authorizers", {"authorizers": authorizers, "registry": registry,
+                                                           "informers": informers, "plugin_name": plugin_name,
+                                                           "config": config}))
 
     @hookimpl
     def kplane_register_filters(self, filters: FilterChain, registry: Registry, informers: SharedInformerFactory,
@@ -180,5 +201,6 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
     assert got["scheme"] is server.scheme and got["registry"] is server.registry and got["chain"] is server.admission
     assert got["server_url"] == server.url and got["config"] is server.config
     assert isinstance(got["informers"], SharedInformerFactory) and got["informers"] is server.informers
+    assert got["authenticators"] is server.authenticators and got["authorizers"] is server.authorizers
     assert isinstance(got["filters"], FilterChain) and isinstance(got["sources"], APISources)
     assert server.registry is not None and server.registry.storage is not None  # storage opened first

@@ -8,10 +8,16 @@ import ipaddress
 import logging
 import secrets
 import socket
+import uuid
 from pathlib import Path
 
 from aiohttp import web
 
+from kplane.core.authn.authenticators import Authenticators, StaticTokens
+from kplane.core.authn.filter import authentication_filter
+from kplane.core.authn.user import APISERVER, SYSTEM_MASTERS, UserInfo
+from kplane.core.authz.authorizers import Authorizers
+from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
 from kplane.core.config import ServerConfig
@@ -25,12 +31,15 @@ from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
-from kplane.core.server.filterchain import FilterChain
-from kplane.core.serving.datadir import prepare_data_dir, write_kubeconfig
+from kplane.core.server.filterchain import AUTHENTICATION, AUTHORIZATION, FilterChain
+from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
+
+# Who the server's own clients are (kube-apiserver's loopback client): allowed everything.
+LOOPBACK_USER = UserInfo(APISERVER, uid=str(uuid.uuid4()), groups=(SYSTEM_MASTERS,))
 
 
 class APIServer:
@@ -58,6 +67,9 @@ class APIServer:
         # The in-process clients' bearer token: their requests pass the in-flight limits and the
         # connection cap, as kube-apiserver's loopback client (in system:masters) does.
         self._loopback_token = secrets.token_urlsafe(32)
+        self.authenticators = Authenticators(anonymous=config.authentication.anonymous)
+        self.authenticators.add_token("loopback", StaticTokens({self._loopback_token: LOOPBACK_USER}))
+        self.authorizers = Authorizers(config.authorization.modes)
         self.url = ""
 
     async def start(self) -> None:
@@ -74,11 +86,17 @@ class APIServer:
         self._loopback = RESTClient("", token=self._loopback_token)
         self.informers = SharedInformerFactory(self._loopback)
         self.scheme.set_runtime_config(cfg.runtime_config)
-        await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
+        await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers,
+                                 self.authenticators, self.authorizers)
+        unknown_modes = self.authorizers.unknown_modes()
+        if unknown_modes:
+            raise StartupError(f"--authorization-mode names modes no plugin offers: {', '.join(unknown_modes)}")
         unknown = self.scheme.unknown_runtime_config()
         if unknown:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
         filters, sources = FilterChain(), APISources()
+        filters.add(AUTHENTICATION, "Authentication", authentication_filter(self.authenticators))
+        filters.add(AUTHORIZATION, "Authorization", authorization_filter(self.authorizers))
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
