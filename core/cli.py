@@ -28,6 +28,7 @@ from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
 from kplane.core.config import ServerConfig
+from kplane.core.serving import delegation
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 from kplane.core.server.app import VERSION
@@ -179,6 +180,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _add_limit_flags(serve)
     authn_options.add_flags(serve)
     authz_options.add_flags(serve)
+    delegation.add_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -269,7 +271,8 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         plugin_settings=options.settings(args),
         runtime_config={key: on for given in args.runtime_config for key, on in given.items()},
         authentication=authn_options.from_args(args),
-        authorization=authz_options.from_args(args),
+        authorization=authz_options.from_args(args, delegated=args.authorization_kubeconfig is not None),
+        delegation=delegation.from_args(args),
         limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
         connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
                                      max_connections=args.max_connections),

@@ -12,6 +12,7 @@ from typing import Any
 
 from kplane.core.authn.options import AuthenticationOptions
 from kplane.core.authz.options import AuthorizationOptions
+from kplane.core.serving.delegation import DelegationOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
 from kplane.core.controllers.manager import ALL, ControllerSelection
@@ -52,6 +53,7 @@ class ServerConfig:
     runtime_config: dict[str, bool] = field(default_factory=dict)
     authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
     authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
+    delegation: DelegationOptions = field(default_factory=DelegationOptions)  # as an extension API server
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
 

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 
 from kplane.core.authz.authorizers import ALWAYS_ALLOW
+from kplane.core.authz.delegated import WEBHOOK
 
 
 @dataclass
@@ -24,10 +25,16 @@ def _modes(text: str) -> tuple[str, ...]:
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     default = ",".join(AuthorizationOptions().modes)
-    parser.add_argument("--authorization-mode", type=_modes, default=AuthorizationOptions().modes, metavar="MODES",
-                        help="authorizers asked in order, comma-separated: AlwaysAllow, AlwaysDeny, or a mode a "
-                             f"plugin offers (RBAC); members of system:masters are always allowed (default {default})")
+    parser.add_argument("--authorization-mode", type=_modes, default=None, metavar="MODES",
+                        help="authorizers asked in order, comma-separated: AlwaysAllow, AlwaysDeny, Webhook (the "
+                             "host of --authorization-kubeconfig) or a mode a plugin offers (RBAC); members of "
+                             f"system:masters are always allowed (default {default}; Webhook with "
+                             "--authorization-kubeconfig)")
 
 
-def from_args(args: argparse.Namespace) -> AuthorizationOptions:
-    return AuthorizationOptions(modes=args.authorization_mode)
+def from_args(args: argparse.Namespace, *, delegated: bool = False) -> AuthorizationOptions:
+    """The flags' options; ``delegated``: an ``--authorization-kubeconfig`` names a host, whose
+    SubjectAccessReview then decides unless ``--authorization-mode`` says otherwise."""
+    if args.authorization_mode is not None:
+        return AuthorizationOptions(modes=args.authorization_mode)
+    return AuthorizationOptions(modes=(WEBHOOK,)) if delegated else AuthorizationOptions()

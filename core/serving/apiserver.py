@@ -19,6 +19,7 @@ from kplane.core.authn.user import APISERVER, SYSTEM_MASTERS, UserInfo
 from kplane.core.authz.authorizers import Authorizers
 from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.kubeconfig import KubeconfigError
 from kplane.core.client.rest import RESTClient
 from kplane.core.config import ServerConfig
 from kplane.core.controllers.leading import run_controllers, stand_for_election
@@ -32,6 +33,7 @@ from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import AUTHENTICATION, AUTHORIZATION, FilterChain
+from kplane.core.serving.delegation import delegate
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
 from kplane.core.storage.interface import Storage
@@ -70,6 +72,7 @@ class APIServer:
         self.authenticators = Authenticators(anonymous=config.authentication.anonymous)
         self.authenticators.add_token("loopback", StaticTokens({self._loopback_token: LOOPBACK_USER}))
         self.authorizers = Authorizers(config.authorization.modes)
+        self._delegation_clients: list[RESTClient] = []  # to the host this server extends, if any
         self.url = ""
 
     async def start(self) -> None:
@@ -80,6 +83,10 @@ class APIServer:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
+        try:
+            self._delegation_clients = delegate(cfg.delegation, self.authenticators, self.authorizers)
+        except KubeconfigError as err:
+            raise StartupError(f"cannot delegate authentication or authorization: {err}") from None
         self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
@@ -160,6 +167,8 @@ class APIServer:
             await self.informers.stop()
         if self._loopback is not None:
             await self._loopback.close()
+        for client in self._delegation_clients:
+            await client.close()
         if self.runner is not None:
             await self.runner.cleanup()
         if self.storage is not None:
