@@ -68,7 +68,7 @@ class APIServer:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
-        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("", token=self._loopback_token)
