@@ -3,10 +3,12 @@ and back, per resource, as k8s.io/apiserver's etcd3 store applies its ``value.Tr
 
 It sits between a backend (SQLite, etcd) and the watch cache, so the cache, lists and watch
 events hold plain values while the backend holds only what the transformer wrote. The
-authenticated data of a value is its key. A value that cannot be read back is not an error of
-the whole read: it comes back as a KeyValue with ``unreadable`` set (the registry answers 500 for
-that object), so one undecryptable object never stops a list of others' keys, the watch cache or
-the server. Compare-and-swap stays on revisions, which the transformation does not touch.
+authenticated data of a value is its key. A value that cannot be read back does not fail the
+read it is part of: it comes back as a KeyValue with ``unreadable`` set, which the registry
+answers as a 500 for requests that touch that object (a get, a list of its resource, a watch event
+of it), so one undecryptable object stops neither the watch cache nor the server. Compare-and-swap
+stays on revisions, which the transformation does not touch; a value read with a key that no
+longer writes is ``stale``, so the registry writes it again even when it did not change.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class TransformingStorage(Storage):
             value, stale = transformer.from_storage(kv.value, kv.key.encode())
         except TransformError as err:
             return KeyValue(kv.key, kv.value, kv.create_revision, kv.mod_revision,
-                            unreadable=f"unable to transform key {kv.key!r}: {err}")
+                            unreadable=f'unable to transform key "{kv.key}": {err}')
         return KeyValue(kv.key, value, kv.create_revision, kv.mod_revision, stale=stale)
 
     def _read_all(self, items: list[KeyValue]) -> list[KeyValue]:
