@@ -240,6 +240,28 @@ async def test_a_watch_gets_an_error_for_an_event_it_cannot_decrypt(tmp_path: Pa
         await second.stop()
 
 
+async def test_without_the_configuration_an_encrypted_value_is_an_error_for_that_object(
+        tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    data = tmp_path / "data"
+    server = await start(data, config_file(tmp_path / "enc.yaml", provider("aescbc", ("key1", KEY1))))
+    try:
+        assert (await client(session, server).post(SECRETS, secret())).status == 201
+    finally:
+        await server.stop()
+    server = await start(data, None)
+    api = client(session, server)
+    try:
+        got = await api.get(f"{SECRETS}/db")
+        assert got.status == 500 and got.body["message"] == (
+            'Internal error occurred: unable to transform key "/registry/core/secrets/default/db": '
+            "identity transformer tried to read encrypted data")
+        assert (await api.get(SECRETS)).status == 500
+        assert (await api.post(SECRETS, secret("plain"))).status == 201
+        assert (await api.get(f"{SECRETS}/plain")).status == 200
+    finally:
+        await server.stop()
+
+
 # -- key rotation ----------------------------------------------------------------------------------
 
 async def test_rotation_reads_old_values_and_a_rewrite_re_encrypts_with_the_new_first_key(
@@ -387,6 +409,9 @@ def test_start_up_errors_are_one_clean_line(tmp_path: Path) -> None:
      "overlapping resources such as 'secrets' and '*.' in the same resource list is not allowed as they will be masked"),
     ([provider("identity")], ["secrets", "secrets"], 'resources[0].resources: Invalid value: []string{"secrets", "secrets"}: '
      "the same resource cannot be specified multiple times"),
+    ([provider("identity")], ["*.*", "*.*"], '[resources[0].resources: Invalid value: []string{"*.*", "*.*"}: the same '
+     'resource cannot be specified multiple times, resources[0].resources: Invalid value: []string{"*.*", "*.*"}: using '
+     "overlapping resources such as 'secrets' and '*.' in the same resource list is not allowed as they will be masked]"),
     ([], ["secrets"], "resources[0].providers: Required value: at least one resources[0].providers is required"),
 ])
 def test_validation_says_what_kubernetes_says(tmp_path: Path, providers: list[dict[str, Any]], resources: list[str],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,12 +188,18 @@ def _validate(document: dict[str, Any]) -> list[str]:
 
 
 def _resource_overlap(resources: list[str], at: str) -> list[str]:
+    """``validateResourceOverlap``, pair by pair as Kubernetes goes (its first duplicate pair is
+    only a duplicate; any later pair, equal or not, may also be an overlap)."""
     parsed = [parse_group_resource(name) for name in resources]
-    duplicate = len(set(parsed)) < len(parsed)
-    overlap = any(
-        a == ANY or (a[0] == b[0] and "*" in (a[1], b[1]))
-        for i, a in enumerate(parsed) for j, b in enumerate(parsed) if i != j and a != b
-    )
+    duplicate = overlap = False
+    for i, a in enumerate(parsed):
+        for j, b in enumerate(parsed):
+            if i == j:
+                continue
+            if a == b and not duplicate:
+                duplicate = True
+            elif a == ANY or (a[0] == b[0] and "*" in (a[1], b[1])):
+                overlap = True
     shown = _go_list(resources)
     problems = []
     if duplicate:
@@ -278,7 +285,8 @@ def _aggregate(problems: list[str]) -> str:
 
 
 def _go_list(items: list[str]) -> str:
-    return f"[]string{{{', '.join(f'{item!r}'.replace(chr(39), chr(34)) for item in items)}}}"
+    """A list of strings as Go's ``%#v`` prints it in a field error: ``[]string{"a", "b"}``."""
+    return "[]string{" + ", ".join(json.dumps(item) for item in items) + "}"
 
 
 def _go_provider(provider: dict[str, Any]) -> str:

@@ -17,9 +17,18 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 from kplane.core.storage.interface import KeyValue, ListResult, Storage, WatchEvent
-from kplane.core.storage.transformers import Transformer, TransformError
+from kplane.core.storage.transformers import ENCRYPTED_PREFIX, Transformer, TransformError
 
 TransformerFor = Callable[[str], Transformer | None]  # a key -> its transformer (None: as is)
+# What a value of a key stored as it is must not look like (``identity.NewEncryptCheckTransformer``,
+# Kubernetes' default for resources no rule names): a server started without the configuration,
+# or without the rule, that encrypted it answers 500 for it instead of failing to decode it.
+_ENCRYPTED = "identity transformer tried to read encrypted data"
+
+
+def untransformed(key: str) -> None:
+    """Every key stored as it is: the server's storage without ``--encryption-provider-config``."""
+    return None
 
 # A list transforming more values than this does so on a thread: decrypting ~10,000 values
 # costs tens of milliseconds the event loop must not stall for.
@@ -50,7 +59,7 @@ class TransformingStorage(Storage):
             prefix, revision=revision, limit=limit, start_after=start_after, min_revision=min_revision
         )
         transformed = sum(1 for kv in result.items if self._transformer_for(kv.key) is not None)
-        if not transformed:
+        if not transformed and not any(kv.value.startswith(ENCRYPTED_PREFIX) for kv in result.items):
             return result
         if transformed <= _INLINE_VALUES:
             items = self._read_all(result.items)
@@ -93,15 +102,22 @@ class TransformingStorage(Storage):
         return value if transformer is None else transformer.to_storage(value, key.encode())
 
     def _read(self, kv: KeyValue) -> KeyValue:
-        transformer = self._transformer_for(kv.key)
-        if transformer is None:
-            return kv
         try:
-            value, stale = transformer.from_storage(kv.value, kv.key.encode())
+            value, stale = self._from_storage(kv.key, kv.value)
         except TransformError as err:
             return KeyValue(kv.key, kv.value, kv.create_revision, kv.mod_revision,
                             unreadable=f'unable to transform key "{kv.key}": {err}')
+        if value is kv.value:
+            return kv
         return KeyValue(kv.key, value, kv.create_revision, kv.mod_revision, stale=stale)
+
+    def _from_storage(self, key: str, value: bytes) -> tuple[bytes, bool]:
+        transformer = self._transformer_for(key)
+        if transformer is not None:
+            return transformer.from_storage(value, key.encode())
+        if value.startswith(ENCRYPTED_PREFIX):
+            raise TransformError(_ENCRYPTED)
+        return value, False
 
     def _read_all(self, items: list[KeyValue]) -> list[KeyValue]:
         return [self._read(kv) for kv in items]
@@ -109,11 +125,13 @@ class TransformingStorage(Storage):
     def _read_event(self, event: WatchEvent) -> WatchEvent:
         kv = self._read(event.kv)
         prev = event.prev_value
-        if prev is not None and (transformer := self._transformer_for(kv.key)) is not None:
+        if prev is not None:
             try:
-                prev, _ = transformer.from_storage(prev, kv.key.encode())
+                prev, _ = self._from_storage(kv.key, prev)
             except TransformError:
                 prev = None  # as a compacted previous value: selectors then see no old state
+        if kv is event.kv and prev is event.prev_value:
+            return event
         return WatchEvent(event.type, kv, prev)
 
 
