@@ -176,6 +176,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                             "(registered but off by default), api/beta=false, api/all=false,v1=true; may be repeated")
     serve.add_argument("--watch-cache", action=argparse.BooleanOptionalAction, default=True,
                        help="serve lists and watches from an in-memory cache fed by one storage watch (default on)")
+    serve.add_argument("--encryption-provider-config", type=Path, default=None, metavar="FILE",
+                       help="EncryptionConfiguration file: the resources it names (e.g. secrets) are stored "
+                            "encrypted with aesgcm, aescbc or secretbox keys, as kube-apiserver's flag")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
     _add_limit_flags(serve)
     authn_options.add_flags(serve)
@@ -267,6 +270,7 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         simulated_nodes=args.simulated_nodes,
         controllers=args.controllers,
         watch_cache=args.watch_cache,
+        encryption_provider_config=args.encryption_provider_config,
         leader_election=election,
         plugin_settings=options.settings(args),
         runtime_config={key: on for given in args.runtime_config for key, on in given.items()},

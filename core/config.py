@@ -43,6 +43,9 @@ class ServerConfig:
     leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(
         LEASE_NAMESPACE, LEASE_NAME, default_identity(), release_on_cancel=True))
     watch_cache: bool = True  # lists and watches from an in-memory cache fed by one storage watch
+    # --encryption-provider-config: an EncryptionConfiguration file; the resources it names are
+    # stored encrypted (None: every value is stored as it is)
+    encryption_provider_config: Path | None = None
     share_watch_encoding: bool = True  # False: encode each watch event per watcher (benchmarks only)
     extra_plugins: list[tuple[str, object]] = field(default_factory=list)  # (name, module) for tests
     # Settings of single plugins, by plugin name, as plain values (the flags a plugin reads, and

@@ -35,6 +35,7 @@ from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.scheme import ResourceType
 from kplane.core.storage import interface as st
+from kplane.core.storage.keys import resource_prefix
 
 GENERATE_NAME_ATTEMPTS = 8
 
@@ -81,7 +82,7 @@ class Store(Served):
         self.storage = storage
         self.admission = admission
         self.subresource = subresource
-        self.prefix = f"/registry/{resource.group or 'core'}/{resource.plural}/"
+        self.prefix = resource_prefix(resource.group, resource.plural)
         self.field_paths = dict(strategy.selectable_fields or META_FIELDS)
         self.verbs = strategy.verbs
         self.kind, self.schema, self.protobuf = strategy.response_kind, strategy.response_schema, strategy.response_protobuf
@@ -334,7 +335,7 @@ class Store(Served):
         await self.admission.validate(self._admission(Operation.UPDATE, ctx, obj, old))
         wire = rt.encode(obj, rt.storage_version)
         value = storage_bytes(wire)
-        if value == kv.value:  # a no-op keeps the resourceVersion
+        if value == kv.value and not kv.stale:  # a no-op keeps the resourceVersion (a stale one re-encrypts)
             return StoredObject.from_kv(kv)
         if _deleted_by_update(old_meta, meta) and not self.strategy.prepare_for_delete(ctx, obj):
             raise _FinishDeletion(kv)
@@ -377,7 +378,7 @@ class Store(Served):
                 _mark_as_deleting(meta)
             wire = self.resource.encode(obj, self.resource.storage_version)
             value = storage_bytes(wire)
-            if value == kv.value:
+            if value == kv.value and not kv.stale:
                 written, marked = kv, StoredObject.from_wire(wire, kv.mod_revision)
             else:
                 try:

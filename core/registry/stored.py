@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from kplane.core.meta import errors
 from kplane.core.storage.interface import KeyValue
 
 _METADATA = b'"metadata":{'
@@ -42,6 +43,10 @@ class StoredObject:
 
     @classmethod
     def from_kv(cls, kv: KeyValue) -> StoredObject:
+        """The object of a stored value; a value storage could not read back (one no encryption
+        provider decrypts) is an internal error naming its key, as kube-apiserver answers it."""
+        if kv.unreadable:
+            raise errors.internal_error(kv.unreadable)
         return cls(kv.value, kv.mod_revision)
 
     @classmethod

@@ -87,7 +87,7 @@ class APIServer:
             self._delegation_clients = delegate(cfg.delegation, self.authenticators, self.authorizers)
         except KubeconfigError as err:
             raise StartupError(f"cannot delegate authentication or authorization: {err}") from None
-        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("", token=self._loopback_token)

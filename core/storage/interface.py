@@ -80,6 +80,13 @@ class KeyValue:
     value: bytes
     create_revision: int
     mod_revision: int
+    # Set by a layer that transforms stored values (encryption at rest), never by a backend:
+    # ``stale``: read with a key that no longer writes, so a write must happen even when the
+    # value is unchanged (that is how a rewrite re-encrypts with the new key);
+    # ``unreadable``: why the stored value could not be read back (``value`` is then the stored
+    # bytes), which the registry reports as an internal error for this one object.
+    stale: bool = field(default=False, compare=False)
+    unreadable: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ the suite disables it unless a test asks) and ``watch_queue_size`` (events a wat
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from kplane.core.storage.cacher import CachedStorage
 from kplane.core.storage.etcd import EtcdStorage
 from kplane.core.storage.interface import Storage
 from kplane.core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.transformed import TransformingStorage
+from kplane.core.storage.transformers import AESGCM_PREFIX, AESGCMTransformer, Prefixed, PrefixTransformers
 from tests.etcd_process import ETCD, shared
 
 StorageFactory = Callable[..., Awaitable[Storage]]
@@ -72,11 +75,20 @@ async def _open_cached_etcd(directory: Path, *, watch_queue_size: int = 10_000, 
     return await CachedStorage.open(inner, watch_queue_size=watch_queue_size)
 
 
+async def _open_encrypted_sqlite(directory: Path, **options: Any) -> Storage:
+    """SQLite with every value encrypted at rest (AES-GCM), as `--encryption-provider-config`
+    stores the resources it names: the contract holds for the plain values above it."""
+    key = PrefixTransformers([Prefixed(b"key1:", AESGCMTransformer(os.urandom(32)))], "no matching key")
+    encrypted = PrefixTransformers([Prefixed(AESGCM_PREFIX, key)], "no matching prefix found")
+    return TransformingStorage(await _open_sqlite(directory, **options), lambda key: encrypted)
+
+
 BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {
     "sqlite": _open_sqlite,
     "cached-sqlite": _open_cached_sqlite,
     "etcd": _open_etcd,
     "cached-etcd": _open_cached_etcd,
+    "encrypted-sqlite": _open_encrypted_sqlite,
 }
 
 
