@@ -296,7 +296,7 @@ class _Encoder:
 
     def named(self, number: int, name: str, value: Any, kind: str) -> bytes:
         """Field ``number`` holding one ``Named*`` entry: {1: name, 2: value}."""
-        entry = encode_field(1, LENGTH, name.encode()) + self.field(F(2, kind), value)
+        entry = self.scalar(F(1, "string"), name, keep_zero=False) + self.field(F(2, kind), value)
         return encode_field(number, LENGTH, entry)
 
     def field(self, spec: F, value: Any, *, oneof: bool = False) -> bytes:
