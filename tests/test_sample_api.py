@@ -23,6 +23,7 @@ ALPHA = f"/apis/{GROUP}/v1alpha1/namespaces/default/flunders"
 BETA = f"/apis/{GROUP}/v1beta1/namespaces/default/flunders"
 FISCHERS = f"/apis/{GROUP}/v1alpha1/fischers"
 ARTIFACTS = Path(__file__).parent.parent / "plugins" / "sample_api" / "artifacts"
+OBJECTS = ("-f", str(ARTIFACTS / "fischers"), "-f", str(ARTIFACTS / "flunders"))  # example/ runs the server itself
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 BANNED_MANIFEST = f"apiVersion: {GROUP}/v1alpha1\nkind: Flunder\nmetadata:\n  name: my-banned-flunder\n"
 BANNED = 'flunders.wardle.example.com "{}" is forbidden: this name may not be used, please change the resource name'
@@ -269,7 +270,7 @@ async def test_ban_flunder_is_not_ready_until_its_informer_synced(server, api):
 # -- kubectl ----------------------------------------------------------------------------------
 
 def test_kubectl_artifacts(kubectl):
-    created = kubectl.run("create", "-R", "-f", str(ARTIFACTS)).stdout
+    created = kubectl.run("create", *OBJECTS).stdout
     assert "fischer.wardle.example.com/my-first-fischer created" in created
     assert "flunder.wardle.example.com/my-first-flunder created" in created
     assert "flunder.wardle.example.com/my-second-flunder created" in created
@@ -297,7 +298,7 @@ def test_kubectl_artifacts(kubectl):
     assert refused.returncode != 0
     assert BANNED.format("my-banned-flunder") in refused.stderr
 
-    deleted = kubectl.run("delete", "-R", "-f", str(ARTIFACTS)).stdout
+    deleted = kubectl.run("delete", *OBJECTS).stdout
     assert "flunder.wardle.example.com \"my-first-flunder\" deleted" in deleted
     assert "fischer.wardle.example.com \"my-first-fischer\" deleted" in deleted
     assert "No resources found" in kubectl.run("get", "flunders").stderr

@@ -82,6 +82,8 @@ TYPE_META = Message("TypeMeta", {1: Field("apiVersion", "string"), 2: Field("kin
 
 
 # -- the wire format ------------------------------------------------------------------------------
+# Encoding is needed for one document only (``/openapi/v2`` as protobuf,
+# :mod:`kplane.core.server.openapi_v2_protobuf`); objects are always answered in JSON.
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     """The varint at ``pos`` and the position after it."""
     result = shift = 0
@@ -125,6 +127,29 @@ def read_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
         else:
             raise ProtobufError(f"field {number} has the invalid wire type {wire_type}")
         yield number, wire_type, value
+
+
+def encode_varint(value: int) -> bytes:
+    """``value`` as a varint; a negative one as its 64-bit two's complement, as protobuf sends
+    negative int32/int64 values (ten bytes)."""
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_field(number: int, wire_type: int, payload: bytes | int) -> bytes:
+    """One field: its key, then a varint (an int payload), a length-delimited payload
+    (``LENGTH``) or the eight little-endian bytes of a ``FIXED64`` payload."""
+    key = encode_varint(number << 3 | wire_type)
+    if isinstance(payload, int):
+        return key + encode_varint(payload)
+    if wire_type == LENGTH:
+        return key + encode_varint(len(payload)) + payload
+    return key + payload
 
 
 def _signed(value: int, bits: int) -> int:

@@ -67,6 +67,35 @@ async def decode_off_loop(body: bytes, content_type: str) -> Decoded:
     return await asyncio.to_thread(decode, body, content_type)
 
 
+def preferred(accept: str, offered: tuple[str, ...]) -> str | None:
+    """The first of ``offered`` the Accept header's best clause takes, as kube-openapi picks
+    (clauses by quality, then exact before wildcards; ``q=0`` refuses); no header takes the
+    first offer. None: nothing offered is acceptable (a 406)."""
+    if not accept.strip():
+        return offered[0]
+    clauses = []
+    for index, part in enumerate(accept.split(",")):
+        kind, _, params = part.partition(";")
+        kind = kind.strip().lower()
+        quality = 1.0
+        for param in params.split(";"):
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if kind and quality > 0:
+            major, _, minor = kind.partition("/")
+            clauses.append((-quality, major == "*", minor == "*", index, major, minor))
+    for *_, major, minor in sorted(clauses):
+        for offer in offered:
+            offer_major, _, offer_minor = offer.partition("/")
+            if major in ("*", offer_major) and minor in ("*", offer_minor):
+                return offer
+    return None
+
+
 def wants_yaml(request: web.Request) -> bool:
     """YAML only when the client prefers it to JSON; JSON is everyone's fallback."""
     accept = request.headers.get("Accept", "")

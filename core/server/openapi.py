@@ -5,7 +5,7 @@ the document of the group-version it works on. It needs three things from it:
 
 * a ``fieldValidation`` query parameter on the kind's ``patch`` operation, found by the
   operation's ``x-kubernetes-group-version-kind``. Without it ``create``/``apply``/``replace``
-  fall back to OpenAPI v2 in protobuf, which is not served (``/openapi/v2`` is JSON only), and fail;
+  fall back to OpenAPI v2 in protobuf (:mod:`kplane.core.server.openapi_v2`) and validate on the client;
 * the ``patch`` operation's request media types: when strategic merge patch is listed, client-side
   apply computes one from ``components.schemas`` (merge keys, patch strategies);
 * ``components.schemas`` for ``kubectl explain``, rooted at the kind's ``x-kubernetes-group-version-kind``.
@@ -653,7 +653,7 @@ def accepts_json(accept: str) -> bool:
     return any(negotiation.media_type(part) in (negotiation.JSON, "application/*", "*/*") for part in accept.split(","))
 
 
-def reply(request: web.Request, served: Served, *, immutable: bool) -> web.Response:
+def reply(request: web.Request, served: Served, *, immutable: bool, content_type: str = negotiation.JSON) -> web.Response:
     """The document with its ETag; 304 when the client has it. Hashed URLs never change."""
     etag = f'"{served.digest}"'
     headers = {"ETag": etag, "Vary": "Accept"}
@@ -664,7 +664,7 @@ def reply(request: web.Request, served: Served, *, immutable: bool) -> web.Respo
         headers["Cache-Control"] = "no-cache, private"
     if _matches(request.headers.get("If-None-Match", ""), etag):
         return web.Response(status=304, headers=headers)
-    return web.Response(body=served.body, content_type=negotiation.JSON, headers=headers)
+    return web.Response(body=served.body, content_type=content_type, headers=headers)
 
 
 def _matches(if_none_match: str, etag: str) -> bool:

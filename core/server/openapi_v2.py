@@ -14,20 +14,34 @@ module only rewrites them in v2's terms, as kube-openapi writes them:
 
 Every group-version served here is merged (a definition found in several documents keeps every
 ``x-kubernetes-group-version-kind`` mark); group-versions the plugins' sources serve elsewhere are
-not. Only JSON is served: a client asking for protobuf alone gets a 406.
+not.
+
+The document is served as JSON and, for ``Accept:
+application/com.github.proto-openapi.spec.v2[@.]v1.0+protobuf`` (what client-go's
+``OpenAPISchema()`` sends), as gnostic's protobuf message
+(:mod:`kplane.core.server.openapi_v2_protobuf`), picked from the Accept header as kube-openapi
+picks, with ``Vary: Accept``. Each form has the ETag of its own bytes (kube-openapi reuses the
+JSON's for both; a strong ETag names one representation, and a cache that ignored ``Vary`` could
+otherwise answer one form's If-None-Match with the other).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from kplane.core.meta import errors
-from kplane.core.server.openapi import REF, OpenAPI, Served, accepts_json, reply
+from kplane.core.server import negotiation
+from kplane.core.server.openapi import REF, OpenAPI, Served, reply
+from kplane.core.server.openapi_v2_protobuf import DEPRECATED_MEDIA_TYPE, MEDIA_TYPE, encode_document
 
 DEFINITIONS = "#/definitions/"
+# kube-openapi's order: JSON for */*; client-go's protobuf type is answered under the current name.
+OFFERS = (negotiation.JSON, DEPRECATED_MEDIA_TYPE, MEDIA_TYPE)
 _GVK = "x-kubernetes-group-version-kind"
 
 
@@ -118,24 +132,40 @@ def swagger(documents: list[dict[str, Any]], version: str) -> dict[str, Any]:
 
 
 class OpenAPIV2:
-    """``GET /openapi/v2``, rebuilt from the v3 documents when the scheme changes."""
+    """``GET /openapi/v2``, rebuilt from the v3 documents when the scheme changes; the protobuf
+    form is made from the same document on its first request after that."""
 
     def __init__(self, v3: OpenAPI, version: str) -> None:
         self.v3 = v3
         self.version = version
         self._generation = -1
+        self._document: dict[str, Any] = {}
         self._served = Served(b"", "")
+        self._protobuf: tuple[int, Served] = (-1, Served(b"", ""))
 
     def current(self) -> Served:
         _, documents = self.v3.current()
         if self._generation != self.v3.scheme.generation:
             parsed = [orjson.loads(served.body) for served in documents.values()]
-            self._served = Served.of(swagger(parsed, self.version))
+            self._document = swagger(parsed, self.version)
+            self._served = Served.of(self._document)
             self._generation = self.v3.scheme.generation
         return self._served
 
+    async def protobuf(self) -> Served:
+        """The protobuf form, encoded in a thread (tens of milliseconds for the built-in kinds)."""
+        self.current()
+        generation, document = self._generation, self._document
+        if self._protobuf[0] != generation:
+            body = await asyncio.to_thread(encode_document, document)
+            self._protobuf = (generation, Served(body, hashlib.sha512(body).hexdigest().upper()))
+        return self._protobuf[1]
+
     async def handle(self, request: web.Request) -> web.Response:
-        if not accepts_json(request.headers.get("Accept", "")):
+        offer = negotiation.preferred(request.headers.get("Accept", ""), OFFERS)
+        if offer is None:
             raise errors.APIError(406, errors.StatusReason.NOT_ACCEPTABLE,
-                                  "only application/json is served here; protobuf is not")
-        return reply(request, self.current(), immutable=False)
+                                  f"only application/json and {MEDIA_TYPE} are served here")
+        if offer == negotiation.JSON:
+            return reply(request, self.current(), immutable=False)
+        return reply(request, await self.protobuf(), immutable=False, content_type=MEDIA_TYPE)
