@@ -354,8 +354,7 @@ def test_kubectl_replace_re_encrypts_every_secret_after_a_restart_with_a_new_key
     with serving(data, "--no-controllers", "--encryption-provider-config", str(two)):
         assert sqlite_value(data, SECRET_KEY).startswith(b"k8s:enc:aescbc:v1:key1:")
         listed = kubectl("get", "secrets", "-A", "-o", "json")
-        # --validate=false: kubectl validates a List against /openapi/v2 in protobuf
-        kubectl("replace", "--validate=false", "-f", "-", stdin=listed)
+        kubectl("replace", "-f", "-", stdin=listed)  # kubectl validates the List against /openapi/v2 first
         for key in (SECRET_KEY, "/registry/core/secrets/team/token"):
             assert sqlite_value(data, key).startswith(b"k8s:enc:aesgcm:v1:key2:")
         assert base64.b64decode(kubectl("get", "secret", "db", "-o", "jsonpath={.data.password}")).decode() == PASSWORD
