@@ -3,7 +3,10 @@ that asks for client certificates and real HTTPS clients presenting them."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import hashlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ from kplane.core.authn.authenticators import AuthenticationError, Authenticators
 from kplane.core.authn.clientcert import CertificateAuthority, ClientCertificates
 from kplane.core.authn.configured import AuthenticationConfigError, add_configured
 from kplane.core.authn.filter import authenticated, authentication_filter
-from kplane.core.authn.options import AuthenticationOptions, RequestHeaderOptions
+from kplane.core.authn.options import AuthenticationOptions, RequestHeaderOptions, add_flags, from_args
 from kplane.core.authn.requestheader import HeaderNames, RequestHeaders
 from kplane.core.authn.user import UserInfo
 from kplane.core.server.app import status_errors
@@ -203,6 +206,21 @@ async def _raw_status(pki: PKI, url: str, client: Issued, headers: list[tuple[st
         return reply.status
 
 
+async def test_header_bytes_that_are_not_utf8(pki: PKI, serve) -> None:
+    url = await serve(_proxied(pki))
+    port = int(url.rsplit(":", 1)[1])
+    context = client_context(pki.server_ca, pki.folder, issue(pki.proxy_ca, "front-proxy-client"))
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, server_hostname="localhost")
+    writer.write(b"GET /whoami HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Remote-User: b\xffob\r\n"
+                 b"X-Remote-Group: \xc3\r\nX-Remote-Extra-Scopes: \xfe\r\n\r\n")
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"200"
+    assert json.loads(body)["user"] == {"username": "b\ufffdob", "groups": ["\ufffd", "system:authenticated"],
+                                        "extra": {"scopes": ["\ufffd"]}}
+
+
 def test_the_flags_build_them_and_refuse_bad_files(pki: PKI, tmp_path: Path) -> None:
     ca_file = tmp_path / "ca.crt"
     ca_file.write_bytes(pki.client_ca.pem)
@@ -226,6 +244,19 @@ def test_the_flags_build_them_and_refuse_bad_files(pki: PKI, tmp_path: Path) -> 
     ]:
         with pytest.raises(AuthenticationConfigError, match=message):
             add_configured(Authenticators(), options)
+
+
+def test_list_flags_take_commas_and_repeats() -> None:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    options = from_args(parser.parse_args([
+        "--client-ca-file", "ca.crt", "--token-auth-file", "tokens.csv", "--requestheader-client-ca-file", "proxy.crt",
+        "--requestheader-username-headers", "X-Remote-User,X-User", "--requestheader-username-headers", "X-Third",
+        "--requestheader-group-headers", "X-Remote-Group", "--requestheader-allowed-names", "front-proxy-client"]))
+    assert (options.client_ca_file, options.token_auth_file) == (Path("ca.crt"), Path("tokens.csv"))
+    assert options.requestheader == RequestHeaderOptions(Path("proxy.crt"), ("front-proxy-client",),
+                                                         ("X-Remote-User", "X-User", "X-Third"), (), ("X-Remote-Group",))
+    assert from_args(parser.parse_args([])) == AuthenticationOptions()
 
 
 def test_the_ca_may_be_given_as_certificates(pki: PKI) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import re
 import shutil
@@ -204,6 +205,29 @@ async def test_many_impersonated_groups(served: tuple[APIServer, Policy]) -> Non
             assert reply.status == 400
         async with session.get(f"{srv.url}/whoami", headers={"Impersonate-User": "b" * 20000}) as reply:
             assert reply.status == 400
+
+
+async def _raw(srv: APIServer, headers: bytes) -> tuple[int, dict]:
+    """GET /whoami with header bytes as they are (not UTF-8, say), which no client library sends."""
+    host, port = srv.url.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(b"GET /whoami HTTP/1.1\r\nHost: kplane\r\nConnection: close\r\n" + headers + b"\r\n")
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+async def test_header_bytes_that_are_not_utf8(served: tuple[APIServer, Policy]) -> None:
+    srv, _ = served
+    status, body = await _raw(srv, b"Authorization: Bearer eve-token\r\nImpersonate-User: b\xffob\r\n")
+    assert (status, body["message"]) == (403, 'users "b\ufffdob" is forbidden: User "eve" cannot impersonate resource '
+                                              '"users" in API group "" at the cluster scope')
+    status, body = await _raw(srv, b"Authorization: Bearer alice-token\r\nImpersonate-User: bob\r\n"
+                                   b"Impersonate-Group: \xc3\r\nImpersonate-Uid: \xfe\r\n")
+    assert (status, body["user"]["groups"], body["user"]["uid"]) == (200, ["\ufffd", "system:authenticated"], "\ufffd")
+    status, body = await _raw(srv, b"Authorization: Bearer alice-token\r\nImpersonate-Group: \xc3\r\n")
+    assert (status, body["message"]) == (400, "requested [{Group  \ufffd    }] without impersonating a user")
 
 
 async def test_kubectl_as_over_tls(tmp_path: Path) -> None:

@@ -76,6 +76,12 @@ def bearer_token(request: web.Request) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+def header_text(value: str) -> str:
+    """A header value as text: bytes that are not UTF-8 (which aiohttp keeps as surrogates)
+    become U+FFFD, as Go's JSON writes them, so a name from a header can always be encoded."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class Authenticators:
     """Every authenticator the server has, asked in order; plugins add theirs through
     ``kplane_register_authenticators``."""

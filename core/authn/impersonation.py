@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
+from kplane.core.authn.authenticators import header_text
 from kplane.core.authn.filter import act_as, user_of, without_headers
 from kplane.core.authn.user import (
     ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo, service_account_groups, service_account_username,
@@ -78,16 +79,16 @@ _EXTRA = IMPERSONATE_EXTRA_PREFIX.lower()
 def impersonation_targets(headers: CIMultiDictProxy[str]) -> list[_Target]:
     """What the headers ask to impersonate, in kube's order (user, groups, extra, uid)."""
     targets: list[_Target] = []
-    user = headers.get(IMPERSONATE_USER, "")
+    user = header_text(headers.get(IMPERSONATE_USER, ""))
     if user:
         account = split_service_account_username(user)
         targets.append(_Target("ServiceAccount", account[1], account[0]) if account else _Target("User", user))
-    groups = headers.getall(IMPERSONATE_GROUP, [])
+    groups = [header_text(g) for g in headers.getall(IMPERSONATE_GROUP, [])]
     targets += [_Target("Group", g) for g in groups]
-    extras = [(h, v) for h, v in headers.items() if h.lower().startswith(_EXTRA)]
+    extras = [(h, header_text(v)) for h, v in headers.items() if h.lower().startswith(_EXTRA)]
     targets += [_Target("UserExtra", v, api_version=AUTHENTICATION_V1,
                         field_path=unescape_extra_key(h[len(_EXTRA):].lower())) for h, v in extras]
-    uid = headers.get(IMPERSONATE_UID, "")
+    uid = header_text(headers.get(IMPERSONATE_UID, ""))
     if uid:
         targets.append(_Target("UID", uid, api_version=AUTHENTICATION_V1))
     if (groups or extras or uid) and not user:

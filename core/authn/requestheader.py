@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from kplane.core.authn.authenticators import Authenticated, AuthenticationError
+from kplane.core.authn.authenticators import Authenticated, AuthenticationError, header_text
 from kplane.core.authn.clientcert import CertificateAuthority, common_name, peer_certificate
 from kplane.core.authn.user import UserInfo, unescape_extra_key
 
@@ -60,12 +60,12 @@ class RequestHeaders:
         cn = common_name(certificate)
         if self.allowed_names and cn not in self.allowed_names:
             raise AuthenticationError(f"x509: subject with cn={cn} is not in the allowed list")
-        groups = tuple(v for h in self.names.group for v in headers.getall(h, ()) if v)
+        groups = tuple(header_text(v) for h in self.names.group for v in headers.getall(h, ()) if v)
         extra: dict[str, list[str]] = {}
         for prefix in self._prefixes:  # prefixes first: the values keep the prefixes' order
             for header, value in headers.items():
                 if header.lower().startswith(prefix):
-                    extra.setdefault(unescape_extra_key(header[len(prefix):].lower()), []).append(value)
+                    extra.setdefault(unescape_extra_key(header[len(prefix):].lower()), []).append(header_text(value))
         return Authenticated(UserInfo(name, _first(headers, self.names.uid), groups,
                                       {k: tuple(v) for k, v in extra.items()}))
 
@@ -75,5 +75,5 @@ def _first(headers: CIMultiDictProxy[str], names: Sequence[str]) -> str:
     for name in names:
         value = headers.get(name, "")
         if value:
-            return value
+            return header_text(value)
     return ""
