@@ -428,7 +428,7 @@ async def test_front_proxy_headers_streaming_and_timeouts(recording: RecordingBa
         reply = await api.post(f"{base}/echo?x=1&y=a%26b", {"hello": "world"}, headers={
             "X-Remote-User": "mallory", "X-Remote-Group": "system:masters", "X-Remote-Extra-Scopes": "all",
             "X-Remote-Uid": "0", "Impersonate-User": "admin", "Impersonate-Group": "system:masters",
-            "Impersonate-Extra-Scopes": "all", "Authorization": "Bearer secret", "Connection": "keep-alive, X-Private",
+            "Impersonate-Extra-Scopes": "all", "Authorization": "Basic c2VjcmV0", "Connection": "keep-alive, X-Private",
             "X-Private": "hop", "X-Custom": "kept"})
         assert reply.status == 200 and reply.headers["X-Backend"] == "yes"
         assert reply.body == {"method": "POST", "path": f"{base}/echo?x=1&y=a%26b", "body": '{"hello": "world"}'}
