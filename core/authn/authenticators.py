@@ -34,7 +34,12 @@ class AuthenticationError(Exception):
 
 
 class RequestAuthenticator(Protocol):
-    """Finds a user in the request itself (a client certificate, the front proxy's headers)."""
+    """Finds a user in the request itself (a client certificate, the front proxy's headers).
+
+    One that reads headers of its own also has ``reads_header(name) -> bool``: those headers
+    are taken out of every request once it is authenticated, so no handler (nor a backend a
+    request is proxied to) believes them, whoever sent them.
+    """
 
     async def authenticate_request(self, request: web.Request) -> Authenticated | None:
         """The user, None when the request carries nothing this authenticator reads, or raise
@@ -71,6 +76,12 @@ def bearer_token(request: web.Request) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+def header_text(value: str) -> str:
+    """A header value as text: bytes that are not UTF-8 (which aiohttp keeps as surrogates)
+    become U+FFFD, as Go's JSON writes them, so a name from a header can always be encoded."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class Authenticators:
     """Every authenticator the server has, asked in order; plugins add theirs through
     ``kplane_register_authenticators``."""
@@ -88,6 +99,11 @@ class Authenticators:
     def add_token(self, name: str, authenticator: TokenAuthenticator) -> None:
         """Give every bearer token to ``authenticator``, after those added before."""
         self.tokens.append((name, authenticator))
+
+    def identity_headers(self, request: web.Request) -> list[str]:
+        """The headers of ``request`` that a request authenticator reads (``reads_header``)."""
+        readers = [r for r in (getattr(a, "reads_header", None) for _, a in self.request) if r is not None]
+        return [h for h in request.headers if any(read(h) for read in readers)] if readers else []
 
     async def authenticate(self, request: web.Request) -> Authenticated:
         """Who sent ``request``; raises :class:`AuthenticationError` for a 401."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from aiohttp import web
 
@@ -32,8 +33,17 @@ def authentication_filter(authenticators: Authenticators) -> Middleware:
             log.info("unable to authenticate %s %s: %s", request.method, request.path, err)
             raise unauthorized() from None
         request[_AUTHENTICATED] = found
-        return await handler(request)
+        return await handler(without_headers(request, authenticators.identity_headers(request)))
     return authenticate
+
+
+def without_headers(request: web.Request, names: Collection[str]) -> web.Request:
+    """``request`` less the headers ``names`` (any case), for the filters and handlers after
+    this one; what was put on ``request`` so far stays on it, for the filters before."""
+    if not names:
+        return request
+    drop = {n.lower() for n in names}
+    return request.clone(headers=[(k, v) for k, v in request.headers.items() if k.lower() not in drop])
 
 
 def authenticated(request: web.Request) -> Authenticated:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from urllib.parse import unquote
 
 #: Members may do anything: the authorizer lets them through before any mode is asked.
 SYSTEM_MASTERS = "system:masters"
@@ -16,6 +18,9 @@ ALL_UNAUTHENTICATED = "system:unauthenticated"
 ANONYMOUS = "system:anonymous"
 #: The server's own in-process clients (kube-apiserver's loopback client).
 APISERVER = "system:apiserver"
+
+#: The extra key naming the credential a user authenticated with (a certificate's fingerprint).
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
@@ -77,3 +82,14 @@ def split_service_account_username(username: str) -> tuple[str, str] | None:
 def service_account_groups(namespace: str) -> tuple[str, ...]:
     """The groups every ServiceAccount of ``namespace`` is in (authenticated added by the union)."""
     return (SERVICE_ACCOUNTS_GROUP, f"{SERVICE_ACCOUNTS_GROUP}:{namespace}")
+
+
+def unescape_extra_key(encoded: str) -> str:
+    """An extra key as a header name carries it (``Impersonate-Extra-``, ``X-Remote-Extra-``):
+    %-decoded, or left as it is when that fails (kube's ``unescapeExtraKey`` after lower-casing)."""
+    if re.search(r"%(?![0-9A-Fa-f]{2})", encoded):
+        return encoded
+    try:
+        return unquote(encoded, errors="strict")
+    except UnicodeDecodeError:  # not UTF-8 once decoded: keep the key as it came
+        return encoded

@@ -14,7 +14,9 @@ from pathlib import Path
 from aiohttp import web
 
 from kplane.core.authn.authenticators import Authenticators, StaticTokens
+from kplane.core.authn.configured import AuthenticationConfigError, add_configured
 from kplane.core.authn.filter import authentication_filter
+from kplane.core.authn.impersonation import impersonation_filter
 from kplane.core.authn.user import APISERVER, SYSTEM_MASTERS, UserInfo
 from kplane.core.authz.authorizers import Authorizers
 from kplane.core.authz.filter import authorization_filter
@@ -32,7 +34,7 @@ from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
-from kplane.core.server.filterchain import AUTHENTICATION, AUTHORIZATION, FilterChain
+from kplane.core.server.filterchain import AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
 from kplane.core.serving.delegation import delegate
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
@@ -79,6 +81,10 @@ class APIServer:
         cfg = self.config
         prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
+        try:
+            add_configured(self.authenticators, cfg.authentication)
+        except AuthenticationConfigError as err:
+            raise StartupError(str(err)) from None
         if self._load_plugins:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -103,6 +109,7 @@ class APIServer:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
         filters, sources = FilterChain(), APISources()
         filters.add(AUTHENTICATION, "Authentication", authentication_filter(self.authenticators))
+        filters.add(IMPERSONATION, "Impersonation", impersonation_filter(self.authorizers))
         filters.add(AUTHORIZATION, "Authorization", authorization_filter(self.authorizers))
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
