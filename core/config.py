@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kplane.core.audit.options import AuditOptions
 from kplane.core.authn.options import AuthenticationOptions
 from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
@@ -52,6 +53,7 @@ class ServerConfig:
     runtime_config: dict[str, bool] = field(default_factory=dict)
     authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
     authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
+    audit: AuditOptions = field(default_factory=AuditOptions)  # --audit-policy-file, --audit-log-*
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
 
