@@ -19,6 +19,7 @@ import pytest
 from kplane.api import hookimpl
 from kplane.api import Authenticated
 from kplane.core.audit.options import AuditOptions
+from kplane.core.audit.policy import parse_policy
 from kplane.core.authn.user import UserInfo
 from kplane.core.authz.attributes import Attributes
 from kplane.core.authz.authorizers import ALLOWED, Decision, Verdict
@@ -313,7 +314,41 @@ BAD_POLICIES = [
      'rules[0].nonResourceURLs: Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource URLs'),
     ("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: {level: Metadata}\n", "rules: Invalid value"),
     ("rules: [", "failed decoding:"),
+    ("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: [Metadata]}]\n",
+     'rules[0].level: Unsupported value: ["Metadata"]'),
 ]
+
+MATCHING = """
+apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: RequestResponse
+  resources: [{group: "", resources: [pods/log, "*/status"]}]
+- level: Request
+  resources: [{group: apps, resources: [deployments], resourceNames: [web]}]
+- level: Metadata
+  namespaces: [""]
+- level: Request
+  userGroups: [staff]
+  nonResourceURLs: [/apis/*]
+- level: None
+"""
+
+
+@pytest.mark.parametrize(("attributes", "level"), [
+    (Attributes(UserInfo("u"), "get", True, "team", "", "v1", "pods", "log", "p"), "RequestResponse"),
+    (Attributes(UserInfo("u"), "update", True, "team", "", "v1", "services", "status", "x"), "RequestResponse"),
+    (Attributes(UserInfo("u"), "update", True, "team", "apps", "v1", "deployments", "status", "x"), "None"),
+    (Attributes(UserInfo("u"), "get", True, "team", "", "v1", "pods", "", "p"), "None"),
+    (Attributes(UserInfo("u"), "patch", True, "team", "apps", "v1", "deployments", "", "web"), "Request"),
+    (Attributes(UserInfo("u"), "patch", True, "team", "apps", "v1", "deployments", "", "api"), "None"),
+    (Attributes(UserInfo("u"), "list", True, "", "", "v1", "nodes"), "Metadata"),
+    (Attributes(UserInfo("u", groups=("staff",)), "get", False, path="/apis/apps"), "Request"),
+    (Attributes(UserInfo("u"), "get", False, path="/apis/apps"), "None"),
+])
+def test_the_first_matching_rule_decides(attributes: Attributes, level: str) -> None:
+    policy = parse_policy(MATCHING.encode())
+    assert policy.evaluate(attributes, attributes.user).level.api_name == level
 
 
 @pytest.mark.parametrize(("policy", "message"), BAD_POLICIES)

@@ -9,7 +9,6 @@ struct's order, as kube-apiserver's log lines have them.
 from __future__ import annotations
 
 import ipaddress
-import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -21,8 +20,6 @@ from kplane.core.audit.policy import Level, RequestAuditConfig
 from kplane.core.authn.user import UserInfo
 from kplane.core.authz.attributes import Attributes
 from kplane.core.server.negotiation import encode_json
-
-log = logging.getLogger(__name__)
 
 API_VERSION = "audit.k8s.io/v1"
 MAX_USER_AGENT = 1024  # kube-apiserver's: a longer one is cut and marked
@@ -120,7 +117,7 @@ class Event:
 
 @dataclass
 class Record:
-    """One line of the log, encoded by :meth:`encode` in the writer's thread."""
+    """One line of the log, encoded by :meth:`encode_json` or :meth:`encode_legacy` in the writer's thread."""
 
     event: Event
     stage: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ class AuditOptions:
         return self.policy_file is not None and bool(self.log_path)
 
 
-def _not_negative(flag: str):  # type: ignore[no-untyped-def]
+def _not_negative(flag: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)

@@ -203,11 +203,11 @@ class _Reader:
 
     def rule(self, raw: dict[str, Any], path: str) -> PolicyRule:
         self._fields(raw, _RULE_FIELDS, path + ".")
-        level_name = raw.get("level", "")
+        level_name = raw.get("level") or ""
         level = _LEVELS.get(level_name, Level.NONE) if isinstance(level_name, str) else Level.NONE
-        if level_name in ("", None):
+        if level_name == "":
             self.problems.append(errors.required(f"{path}.level"))
-        elif level_name not in _LEVELS:
+        elif not isinstance(level_name, str) or level_name not in _LEVELS:
             self.problems.append(errors.not_supported(f"{path}.level", level_name, list(_LEVELS)))
         urls = self._strings(raw, "nonResourceURLs", f"{path}.nonResourceURLs")
         for i, url in enumerate(urls):
