@@ -113,6 +113,17 @@ def events(srv: APIServer, audit_id: str | None = None) -> list[dict[str, Any]]:
     return [e for e in lines if audit_id is None or e["auditID"] == audit_id]
 
 
+async def settled(srv: APIServer, audit_id: str, count: int) -> list[dict[str, Any]]:
+    """``audit_id``'s events once there are ``count``: a watch's answer ends inside its handler,
+    so the client may read all of it before its ResponseComplete is written."""
+    for _ in range(100):
+        found = events(srv, audit_id)
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.05)
+    return events(srv, audit_id)
+
+
 def timeless(event: dict[str, Any]) -> dict[str, Any]:
     """``event`` with its timestamps checked for form and taken out."""
     event = dict(event)
@@ -179,7 +190,7 @@ async def test_a_get_at_metadata_omits_its_request_received_stage(audited: APISe
 async def test_a_watch_is_started_then_complete(audited: APIServer) -> None:
     status, text, audit_id = await _call(audited, "GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1")
     assert status == 200
-    started, complete = events(audited, audit_id)
+    started, complete = await settled(audited, audit_id, 2)
     assert (started["stage"], complete["stage"]) == ("ResponseStarted", "ResponseComplete")
     for event in (started, complete):
         assert (event["verb"], event["level"], event["responseStatus"]) == ("watch", "Metadata", {"metadata": {}, "code": 200})
