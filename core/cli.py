@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from kplane.core import scaffold
+from kplane.core.audit import options as audit_options
 from kplane.core.authn import options as authn_options
 from kplane.core.authz import options as authz_options
 from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
@@ -184,6 +185,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     authn_options.add_flags(serve)
     authz_options.add_flags(serve)
     delegation.add_flags(serve)
+    audit_options.add_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log requests and debug details")
@@ -277,6 +279,7 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         authentication=authn_options.from_args(args),
         authorization=authz_options.from_args(args, delegated=args.authorization_kubeconfig is not None),
         delegation=delegation.from_args(args),
+        audit=audit_options.from_args(args),
         limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
         connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
                                      max_connections=args.max_connections),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kplane.core.audit.options import AuditOptions
 from kplane.core.authn.options import AuthenticationOptions
 from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.serving.delegation import DelegationOptions
@@ -57,6 +58,7 @@ class ServerConfig:
     authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
     authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
     delegation: DelegationOptions = field(default_factory=DelegationOptions)  # as an extension API server
+    audit: AuditOptions = field(default_factory=AuditOptions)  # --audit-policy-file, --audit-log-*
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap
 

@@ -7,9 +7,17 @@ from aiohttp import web
 
 from kplane.core.authn.filter import user_of
 from kplane.core.authz.attributes import Attributes, attributes_of
-from kplane.core.authz.authorizers import Authorizers
+from kplane.core.authz.authorizers import Authorizers, Verdict
 from kplane.core.meta import errors
 from kplane.core.server.filters import Handler, Middleware
+
+_VERDICT = web.RequestKey("kplane_authorization_verdict", Verdict)
+
+
+def verdict_of(request: web.Request) -> Verdict | None:
+    """What the authorizers said of ``request`` (None before, or without, authorization): the
+    audit log's ``authorization.k8s.io/decision`` and ``reason``."""
+    return request.get(_VERDICT)
 
 
 def forbidden_message(attributes: Attributes) -> str:
@@ -32,7 +40,7 @@ def forbidden(attributes: Attributes, reason: str) -> errors.APIError:
 def authorization_filter(authorizers: Authorizers) -> Middleware:
     async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
         attributes = attributes_of(request, user_of(request))
-        verdict = await authorizers.authorize(attributes)
+        verdict = request[_VERDICT] = await authorizers.authorize(attributes)
         if not verdict.allowed:
             raise forbidden(attributes, verdict.reason)
         return await handler(request)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kplane.core.audit.filter import Auditor, auditor_from
+from kplane.core.audit.policy import PolicyError
 from kplane.core.authn.authenticators import Authenticators, StaticTokens
 from kplane.core.authn.configured import AuthenticationConfigError, add_configured
 from kplane.core.authn.filter import authentication_filter
@@ -34,7 +36,7 @@ from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
-from kplane.core.server.filterchain import AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
+from kplane.core.server.filterchain import AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
 from kplane.core.serving.delegation import delegate
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
@@ -75,6 +77,7 @@ class APIServer:
         self.authenticators.add_token("loopback", StaticTokens({self._loopback_token: LOOPBACK_USER}))
         self.authorizers = Authorizers(config.authorization.modes)
         self._delegation_clients: list[RESTClient] = []  # to the host this server extends, if any
+        self.auditor: Auditor | None = None
         self.url = ""
 
     async def start(self) -> None:
@@ -85,6 +88,7 @@ class APIServer:
             add_configured(self.authenticators, cfg.authentication)
         except AuthenticationConfigError as err:
             raise StartupError(str(err)) from None
+        self.auditor = _auditor(cfg)
         if self._load_plugins:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -108,14 +112,21 @@ class APIServer:
         if unknown:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
         filters, sources = FilterChain(), APISources()
+        if self.auditor is not None:  # first: it also records the requests authentication refuses
+            filters.add(AUTHENTICATION, "AuditInit", self.auditor.init_filter)
         filters.add(AUTHENTICATION, "Authentication", authentication_filter(self.authenticators))
         filters.add(IMPERSONATION, "Impersonation", impersonation_filter(self.authorizers))
+        if self.auditor is not None:
+            filters.add(AUDIT, "Audit", self.auditor.audit_filter)
         filters.add(AUTHORIZATION, "Authorization", authorization_filter(self.authorizers))
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
                         limits=cfg.limits, loopback_token=self._loopback_token)
         app.router.add_get("/debug/plugins", self._debug_plugins)
+        if self.auditor is not None:
+            app.on_response_prepare.append(self.auditor.response_prepared)
+            self.auditor.start()
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
@@ -180,6 +191,19 @@ class APIServer:
             await self.runner.cleanup()
         if self.storage is not None:
             await self.storage.close()
+        if self.auditor is not None:
+            await self.auditor.stop()
+            self.auditor = None
+
+
+def _auditor(cfg: ServerConfig) -> Auditor | None:
+    """The auditor ``--audit-*`` ask for; a bad policy or log file stops the start, saying why."""
+    try:
+        return auditor_from(cfg.audit)
+    except PolicyError as err:
+        raise StartupError(f"loading audit policy file: {err}") from None
+    except OSError as err:
+        raise StartupError(f"cannot open the audit log {cfg.audit.log_path}: {err.strerror}") from None
 
 
 def _warn_if_exposed(address: str) -> None:
