@@ -112,6 +112,7 @@ OBJECT_META = Message(
     },
 )
 
+#: ``metav1.LabelSelectorRequirement``: one condition of a label selector.
 LABEL_SELECTOR_REQUIREMENT = Message(
     "LabelSelectorRequirement",
     {1: Field("key", "string"), 2: Field("operator", "string"), 3: Field("values", "string", repeated=True)},
