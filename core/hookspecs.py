@@ -212,7 +212,10 @@ def kplane_register_strategies(
       ``Creater`` of a kind of its own, as ``pods/eviction``, or a ``Connecter`` streaming its
       answer through an ``Exchange`` for the HTTP methods of its ``connect_methods``, as
       ``pods/log`` or ``exec``); it finds its parent through ``registry.rest(group, plural)``
-      on each request. The verbs served, and listed by discovery and OpenAPI, are those of the
+      on each request. ``registry.add_rest(group, plural, served)`` serves a whole resource that
+      is never stored (a review, such as TokenReview or SubjectAccessReview) with a ``Served``
+      that is a ``Creater`` only: its ``create`` takes the decoded internal object and returns
+      the one to answer with. The verbs served, and listed by discovery and OpenAPI, are those of the
       object serving each one (:mod:`kplane.core.registry.rest`; a connect method stands for
       its verb, GET for get, POST for create), narrowed by a strategy's ``verbs``.
     - ``authenticators``: the server's :class:`~kplane.core.authn.authenticators.Authenticators`,
@@ -222,7 +225,8 @@ def kplane_register_strategies(
       ``kplane_register_authenticators``, not here.
     - ``authorizers``: the server's :class:`~kplane.core.authz.authorizers.Authorizers`, for a
       resource that reviews access (SubjectAccessReview awaits ``authorizers.authorize(attributes)``
-      and ``authorizers.rules_for(user, namespace)``).
+      and ``authorizers.rules_for(user, namespace)``). Whom a request acts as reaches the serving
+      object as ``ctx.user`` (a ``UserInfo``, after impersonation) on its ``RequestContext``.
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).
 

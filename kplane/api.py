@@ -29,9 +29,12 @@ from kplane.core.pluginoptions import PluginOptions  # kplane_add_options' ``par
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock
 from kplane.core.meta.rand import safe_encode_string
-from kplane.core.meta.protobuf import CONDITION, INT_OR_STRING, LABEL_SELECTOR, MICRO_TIME, OBJECT_META, QUANTITY, TIME
-from kplane.core.meta.schemas import ConditionSchema, LabelSelectorSchema, ObjectMetaSchema
-from kplane.core.meta.types import Condition, LabelSelector, ObjectMeta
+from kplane.core.meta.protobuf import (
+    CONDITION, EXTRA_VALUE, INT_OR_STRING, LABEL_SELECTOR, LABEL_SELECTOR_REQUIREMENT, MICRO_TIME, OBJECT_META, QUANTITY,
+    TIME,
+)
+from kplane.core.meta.schemas import ConditionSchema, LabelSelectorRequirementSchema, LabelSelectorSchema, ObjectMetaSchema
+from kplane.core.meta.types import Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta
 from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.runtime.objects import build

@@ -112,10 +112,16 @@ OBJECT_META = Message(
     },
 )
 
+#: ``metav1.LabelSelectorRequirement``: one condition of a label selector.
 LABEL_SELECTOR_REQUIREMENT = Message(
     "LabelSelectorRequirement",
     {1: Field("key", "string"), 2: Field("operator", "string"), 3: Field("values", "string", repeated=True)},
 )
+
+#: ``ExtraValue`` (the values of a user's ``extra``, in authentication.k8s.io, authorization.k8s.io
+#: and certificates.k8s.io): a list of strings in JSON, a message of one repeated field in protobuf.
+EXTRA_VALUE = Message("ExtraValue", {1: Field("items", "string", repeated=True)},
+                      to_json=lambda decoded: decoded.get("items", []))
 
 #: ``metav1.LabelSelector``, for a kind's ``spec.selector``.
 LABEL_SELECTOR = Message(

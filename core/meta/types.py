@@ -55,6 +55,8 @@ class ObjectMeta:
 
 @dataclass(slots=True)
 class LabelSelectorRequirement:
+    """``metav1.LabelSelectorRequirement``, internal: one condition on a label."""
+
     key: str = ""
     operator: str = ""
     values: list[str] | None = None

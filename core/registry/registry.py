@@ -1,6 +1,7 @@
 """The Registry: one Store per resource and subresource, built from the scheme and strategies,
 and the object serving each (its capabilities: :mod:`kplane.core.registry.rest`), be it one the
-registry makes (a Store, status, scale, binding) or a plugin's own (:meth:`Registry.add_subresource`)."""
+registry makes (a Store, status, scale, binding) or a plugin's own (:meth:`Registry.add_subresource`,
+and :meth:`Registry.add_rest` for a resource that is never stored)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ class Registry:
         self.admission = admission
         self._strategies: dict[tuple[str, str, str], Strategy] = {}
         self._scales: dict[tuple[str, str], ScaleAdapter] = {}
+        # Plugins' own serving objects by (group, plural, subresource); subresource "": a resource
+        # served without storage (add_rest).
         self._subresources: dict[tuple[str, str, str], Served] = {}
         self._stores: dict[tuple[str, str, str], Store] = {}
         self._generation = -1
@@ -106,6 +109,23 @@ class Registry:
         self._subresources[(group, plural, subresource)] = served
         self.scheme.changed()
 
+    def add_rest(self, group: str, plural: str, served: Served) -> None:
+        """Serve the resource ``plural.group`` with ``served`` instead of a Store: a resource that
+        is never stored, as kube-apiserver's review resources (TokenReview, SubjectAccessReview),
+        which are a :class:`~kplane.core.registry.rest.Creater` only. ``create`` receives the
+        internal object the HTTP layer decoded from the body (managedFields recorded, as for any
+        create) and returns the internal object to answer with, encoded in the request's version.
+        The router, discovery (verbs ``["create"]``) and OpenAPI serve exactly its capabilities.
+        Registering it again replaces it; ValueError when ``served`` is unfit
+        (:func:`~kplane.core.registry.rest.problems` with ``resource=True``)."""
+        if not isinstance(served, Served):
+            raise ValueError(f"{plural}: {type(served).__name__} must derive from Served (kplane.api)")
+        found = problems(served, resource=True)
+        if found:
+            raise ValueError(f"{plural}: {'; '.join(found)}")
+        self._subresources[(group, plural, "")] = served
+        self.scheme.changed()
+
     def _not_served_otherwise(self, group: str, plural: str, subresource: str, way: str) -> None:
         """One way to serve each subresource: ValueError when another than ``way`` serves it."""
         ways = {
@@ -125,6 +145,9 @@ class Registry:
 
     def rest(self, group: str, plural: str, subresource: str = "") -> Served | None:
         """The object serving ``plural.group`` (or its ``subresource``); None when it is not served."""
+        unstored = self._subresources.get((group, plural, "")) if not subresource else None
+        if unstored is not None:
+            return unstored if self.scheme.get(group, plural) is not None else None
         parent = self.store(group, plural)
         if parent is None or not subresource:
             return parent

@@ -14,7 +14,10 @@ server's request to: serving objects never see the web framework. Its methods st
 discovery as kube-apiserver lists them (:data:`CONNECT_VERBS`: GET is get, POST create).
 
 A plugin serves a subresource with an object of its own, a :class:`Served` with the capabilities
-it has (``registry.add_subresource``).
+it has (``registry.add_subresource``), and so it may serve a resource that is never stored
+(``registry.add_rest``: the review resources, TokenReview or SubjectAccessReview, which are a
+``rest.Creater`` only): such an object takes the internal object the HTTP layer decoded and
+answers one, which the HTTP layer encodes in the version asked for.
 
 Objects answering their resource's kind (:attr:`Served.own_kind` False) take internal objects
 and answer :class:`~kplane.core.registry.stored.StoredObject`; the HTTP layer decodes bodies
@@ -154,6 +157,9 @@ NAMED_VERBS: frozenset[str] = frozenset({"create", "delete", "get", "patch", "up
 #: Those an object of a kind of its own (:attr:`Served.own_kind`) can: the HTTP layer handles
 #: wire objects only for these.
 OWN_KIND_VERBS: frozenset[str] = frozenset({"create", "get", "patch", "update"})
+#: Those a resource served without storage (``registry.add_rest``) can: the other verbs answer
+#: what storage holds (StoredObjects, pages of them, watch events).
+UNSTORED_VERBS: frozenset[str] = frozenset({"create"})
 
 #: The verb each HTTP method a Connecter takes stands for in discovery and authorization
 #: (kube-apiserver's ``toDiscoveryKubeVerb``); HEAD and OPTIONS are served but stand for none.
@@ -215,16 +221,24 @@ def verbs_of(served: Served) -> tuple[str, ...]:
                  if verb in connected or (verb in have and (served.verbs is None or verb in served.verbs)))
 
 
-def problems(served: Served) -> list[str]:
-    """What makes ``served`` unfit to serve a subresource: nothing to serve, verbs declared that
-    it has no capability for, verbs no subresource (:data:`NAMED_VERBS`) or no object of a
-    kind of its own (:data:`OWN_KIND_VERBS`) can serve, or connect methods that are unknown or
-    stand for a verb a capability serves (one verb, one way to serve it)."""
+def problems(served: Served, *, resource: bool = False) -> list[str]:
+    """What makes ``served`` unfit to serve a subresource (``resource``: a resource without
+    storage): nothing to serve, verbs declared that it has no capability for, verbs no
+    subresource (:data:`NAMED_VERBS`), no object of a kind of its own (:data:`OWN_KIND_VERBS`)
+    or no resource without storage (:data:`UNSTORED_VERBS`) can serve, or connect methods that
+    are unknown or stand for a verb a capability serves (one verb, one way to serve it)."""
     found = []
     have = capabilities(type(served))
     if served.verbs is not None and not served.verbs <= have:
         found.append(f"verbs {sorted(served.verbs)} must be some of {sorted(have)}")
-    able, what = (OWN_KIND_VERBS, "an object of a kind of its own") if served.own_kind else (NAMED_VERBS, "a subresource")
+    if resource and (served.own_kind or served.kind is not None):
+        found.append("a resource takes and answers its own kind, so it sets neither own_kind nor kind")
+    if resource:
+        able, what = UNSTORED_VERBS, "a resource without storage"
+    elif served.own_kind:
+        able, what = OWN_KIND_VERBS, "an object of a kind of its own"
+    else:
+        able, what = NAMED_VERBS, "a subresource"
     beyond = sorted((have if served.verbs is None else have & served.verbs) - able)
     if beyond:
         found.append(f"verbs {beyond} cannot be served by {what} (only {sorted(able)}; narrow them with verbs)")
