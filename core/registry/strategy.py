@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from kplane.core.authn.user import ANONYMOUS_USER, UserInfo
 from kplane.core.meta import rand
 from kplane.core.meta.errors import FieldError
 from kplane.core.meta.selectors import FieldPath
@@ -40,7 +41,9 @@ class RequestContext:
     name: str = ""
     dry_run: bool = False
     field_manager: str = ""
-    user: str = "system:anonymous"
+    #: Who asks (``genericapirequest.UserFrom``): the HTTP layer sets the user the request acts as;
+    #: a context made in code for an internal write names its user itself.
+    user: UserInfo = ANONYMOUS_USER
     warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
     #: How the HTTP layer makes the internal object of a write from its wire form in the storage
     #: version (``old``: the stored object's), recording the write in managedFields. A subresource

@@ -20,6 +20,7 @@ from typing import Any, cast
 import orjson
 from aiohttp import web
 
+from kplane.core.authn.filter import user_of
 from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import deleteoptions, errors
@@ -97,7 +98,7 @@ class ResourceEndpoints:
             if rt.namespaced and not info.namespace:
                 raise _not_found()
             connecter = cast(rest.Connecter, served)  # it has connect methods: it is one
-            return await self._streaming(connecting.connect(request, _context(info), connecter))
+            return await self._streaming(connecting.connect(request, _context(request, info), connecter))
         verb = _VERBS.get((method, bool(info.name)))
         if info.subresource and method == "POST":
             verb = "create"  # a POST to a named subresource, as pods/binding takes
@@ -111,7 +112,7 @@ class ResourceEndpoints:
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Getter) -> web.Response:
         view = self._view(request, info, rt)
-        stored = await store.get(_context(info), info.name)
+        stored = await store.get(_context(request, info), info.name)
         if view is not None:
             return negotiation.json_response(200, view.object(stored), view.content_type)
         return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
@@ -120,7 +121,7 @@ class ResourceEndpoints:
         view = self._view(request, info, rt)
         opts = params.list_options(request.query)
         async with self.lists.turn():
-            page = await store.list(_context(info), opts)
+            page = await store.list(_context(request, info), opts)
         items, rv, token = [stored.pack() for stored in page.items], page.resource_version, page.continue_
         del page  # only the packed items are held while the answer is sent
         if view is not None:
@@ -144,7 +145,7 @@ class ResourceEndpoints:
         opts = params.watch_options(request.query)
         timeout = params.integer(request.query, "timeoutSeconds") or DEFAULT_WATCH_TIMEOUT
         view = self._view(request, info, rt)
-        events = await store.watch(_context(info), opts)
+        events = await store.watch(_context(request, info), opts)
         return await self._streaming(self._send_watch(request, info, rt, opts, timeout, view, events))
 
     async def _streaming(self, answer: Awaitable[web.StreamResponse]) -> web.StreamResponse:
@@ -200,7 +201,7 @@ class ResourceEndpoints:
     async def create(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Creater) -> web.Response:
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        ctx = _context(info, opts)
+        ctx = _context(request, info, opts)
         tracker = self._tracker(request, ctx, rt, info.version)
         obj, warnings = tracker.decode(rt, None, body, opts.field_validation, duplicates)
         stored = await store.create(ctx, obj)
@@ -209,7 +210,7 @@ class ResourceEndpoints:
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Updater) -> web.Response:
         opts = params.write_options(request.query, params.UPDATE_OPTIONS)
         body, duplicates = await _decode_object(request, rt, info.version)
-        ctx = _context(info, opts)
+        ctx = _context(request, info, opts)
         tracker = self._tracker(request, ctx, rt, info.version)
         warnings: list[str] = []
 
@@ -227,7 +228,7 @@ class ResourceEndpoints:
         document = decoded.value
         opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
         validation, force = opts.field_validation, opts.force
-        ctx = _context(info, opts)
+        ctx = _context(request, info, opts)
         tracker = self._tracker(request, ctx, rt, info.version)
         warnings: list[str] = []
         if content_type == APPLY_PATCH:
@@ -262,7 +263,7 @@ class ResourceEndpoints:
     # -- a kind of its own (Scale, Binding) ------------------------------------------------
     async def get_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
         getter = cast(rest.Getter, served)  # the router routes a GET only to a Getter
-        return negotiation.respond(request, 200, await getter.get(_context(info), info.name))
+        return negotiation.respond(request, 200, await getter.get(_context(request, info), info.name))
 
     async def update_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
         opts = params.write_options(request.query, params.UPDATE_OPTIONS)
@@ -288,7 +289,7 @@ class ResourceEndpoints:
         """A PUT or PATCH of a kind of its own; what it writes of the parent (a Scale's replica
         count) is recorded in the parent's managedFields, in the storage version."""
         writer = cast(rest.Updater, served)  # the router routes a PUT or PATCH only to an Updater
-        ctx = _context(info, opts)
+        ctx = _context(request, info, opts)
         parent = self.registry.strategy(rt.group, rt.plural)
         assert parent is not None  # a resource always has one
         tracker = FieldTracker(request, ctx, rt, parent, version=rt.storage_version)
@@ -301,13 +302,13 @@ class ResourceEndpoints:
         creater = cast(rest.Creater, served)  # the router routes a POST only to a Creater
         opts = params.write_options(request.query, params.CREATE_OPTIONS)
         body = await _read_own_kind(request, rt, served)
-        ctx = _context(info, opts)
+        ctx = _context(request, info, opts)
         return negotiation.respond(request, 201, await creater.create(ctx, body), ctx.warnings)
 
     async def delete(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.GracefulDeleter) -> web.Response:
         versions = _delete_options_versions(rt)
         opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
-        stored, gone = await store.delete(_context(info, dry_run=bool(opts.dry_run)), info.name, opts)
+        stored, gone = await store.delete(_context(request, info, dry_run=bool(opts.dry_run)), info.name, opts)
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
             code = 202 if opts.orphan_dependents is False else 200
@@ -321,7 +322,7 @@ class ResourceEndpoints:
         list_opts = params.list_options(request.query)
         versions = _delete_options_versions(rt)
         opts = params.delete_options(request.query, await _delete_options_body(request, versions), versions)
-        ctx = _context(info, dry_run=bool(opts.dry_run))
+        ctx = _context(request, info, dry_run=bool(opts.dry_run))
         listed = await store.delete_collection(ctx, list_opts, opts)
         envelope = _list_envelope(rt, info.version, listed.resource_version, listed.continue_)
         return await self.lists.send(request, 200, envelope, listed.items, _json_in(rt, info.version))
@@ -331,9 +332,9 @@ class ResourceEndpoints:
 View = tables.TableBuilder | partial_metadata.PartialMetadata
 
 
-def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:
-    """The request's context: a write's from its validated ``opts``; a delete gives ``dry_run``
-    from its DeleteOptions (body or query); reads are never dry runs."""
+def _context(request: web.Request, info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_run: bool = False) -> RequestContext:
+    """The request's context: who asks (after impersonation), a write's options from its validated
+    ``opts``; a delete gives ``dry_run`` from its DeleteOptions (body or query); reads are never dry runs."""
     return RequestContext(
         group=info.group,
         version=info.version,
@@ -343,6 +344,7 @@ def _context(info: RequestInfo, opts: params.WriteOptions | None = None, *, dry_
         name=info.name,
         dry_run=opts.dry_run if opts is not None else dry_run,
         field_manager=opts.field_manager if opts is not None else "",
+        user=user_of(request),
     )
 
 
