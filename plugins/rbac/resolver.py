@@ -9,6 +9,8 @@ they reference by key: it never scans all bindings and never asks the server.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,9 @@ from kplane.plugins.rbac.types import GROUP
 VERSION = "v1"
 #: The informer index of bindings by subject: ``"<namespace>|<kind>:<name>"`` ("" for ClusterRoleBindings).
 SUBJECT_INDEX = "rbac-subject"
+
+#: How long a decision waits for the informers' first list as the server starts.
+SYNC_WAIT = 10.0
 
 Obj = dict[str, Any]
 
@@ -103,8 +108,12 @@ class PolicyCache:
         return all(i.synced.is_set() for i in self.informers)
 
     async def wait_synced(self) -> None:
-        for informer in self.informers:
-            await informer.synced.wait()
+        """Until every informer has listed, for at most :data:`SYNC_WAIT` seconds: requests that
+        come as the server starts are decided on the whole policy, not on none of it."""
+        if self.synced:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(i.synced.wait() for i in self.informers)), SYNC_WAIT)
 
     def role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
         """``GetRoleReferenceRules``: the rules of the role a binding in ``namespace`` references;
@@ -175,6 +184,7 @@ class RBACAuthorizer:
         self.cache = cache
 
     async def authorize(self, attributes: Attributes) -> Verdict:
+        await self.cache.wait_synced()
         errors: list[str] = []
         for source, rule, error in self.cache.visit(attributes.user, attributes.namespace):
             if rule is not None and rbac_rules.allows(attributes, rule):
@@ -184,6 +194,7 @@ class RBACAuthorizer:
         return Verdict(Decision.NO_OPINION, f"RBAC: {aggregate(errors)}") if errors else NO_OPINION
 
     async def rules_for(self, who: UserInfo, namespace: str) -> Rules:
+        await self.cache.wait_synced()
         found, errors = self.cache.rules_of(who, namespace)
         resource, non_resource = rbac_rules.review_rules(found)
         return Rules(resource, non_resource, incomplete=bool(errors), errors=[aggregate(errors)] if errors else [])
