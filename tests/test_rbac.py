@@ -243,6 +243,9 @@ async def test_escalation_needs_the_permissions_or_escalate_and_bind(rbac) -> No
     assert (await alice("PUT", f"{RBAC}/namespaces/team/roles/held", held)).status == 403
 
     # Binding a role whose permissions alice lacks, then with "bind" on that role only.
+    async def edit_aggregated() -> bool:
+        return bool((await admin("GET", f"{RBAC}/clusterroles/edit")).body["rules"])
+    await eventually(edit_aggregated)
     to_edit = binding("alice-edit", "ClusterRole", "edit", [user("bob")])
     refused = await alice("POST", f"{RBAC}/namespaces/team/rolebindings", to_edit)
     assert refused.status == 403 and "is attempting to grant RBAC permissions not currently held:\n" in refused.body["message"]
@@ -259,6 +262,12 @@ async def test_escalation_needs_the_permissions_or_escalate_and_bind(rbac) -> No
     assert (await alice("POST", f"{RBAC}/namespaces/team/rolebindings", binding("held", "Role", "held", [user("bob")]))).status == 201
     # "escalate" on roles: rules beyond one's own are allowed.
     assert (await alice("POST", f"{RBAC}/namespaces/team/roles", too_much)).status == 201
+    # A role too big to break down piece by piece is refused as a whole (the check stays bounded).
+    del binder["rules"][1]
+    assert (await admin("PUT", f"{RBAC}/namespaces/team/roles/binder", binder)).status == 200
+    huge = role("huge", [{"verbs": [f"v{i}" for i in range(300)], "apiGroups": [""], "resources": [f"r{i}" for i in range(300)]}])
+    refused = await status_becomes(alice, "POST", f"{RBAC}/namespaces/team/roles", 403, huge)
+    assert refused.body["message"].count("\n{APIGroups:") == 1
     missing_role = binding("to-nothing", "Role", "nope", [user("bob")])
     assert (await alice("POST", f"{RBAC}/namespaces/team/rolebindings", missing_role)).status == 404
 

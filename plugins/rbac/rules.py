@@ -102,9 +102,29 @@ def _covers(owner: Rule, sub: Rule) -> bool:
     return not owner_names or (bool(sub_names) and _has_all(owner_names, sub_names))
 
 
+#: The most pieces (verb x group x resource x name) a rule is broken into; past that, a rule that no
+#: single owner rule covers is reported missing whole, so a hostile role cannot make the check
+#: loop for minutes.
+MAX_PIECES = 10_000
+
+
+def _pieces(rule: Rule) -> int:
+    verbs = len(rule.get("verbs") or ())
+    resource = len(rule.get("apiGroups") or ()) * len(rule.get("resources") or ()) * max(1, len(rule.get("resourceNames") or ()))
+    return verbs * (resource + len(rule.get("nonResourceURLs") or ()))
+
+
 def missing(owner_rules: Sequence[Rule], rules: Iterable[Rule]) -> list[Rule]:
     """``Covers``: the pieces of ``rules`` no rule of ``owner_rules`` grants (empty: covered)."""
-    return [sub for rule in rules for sub in _breakdown(rule) if not any(_covers(o, sub) for o in owner_rules)]
+    lacking: list[Rule] = []
+    for rule in rules:
+        if any(_covers(o, rule) for o in owner_rules):  # one owner rule grants all of it
+            continue
+        if _pieces(rule) > MAX_PIECES:
+            lacking.append(rule)
+            continue
+        lacking += [sub for sub in _breakdown(rule) if not any(_covers(o, sub) for o in owner_rules)]
+    return lacking
 
 
 def compact(rules: Sequence[Rule]) -> list[Rule]:
