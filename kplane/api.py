@@ -80,8 +80,8 @@ from kplane.core.meta.errors import (
     APIError, FieldError, FieldErrorType, duplicate, forbidden, invalid, not_supported, required, too_long,
 )
 from kplane.core.meta.validation import (
-    FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
-    is_valid_label_value, validate_labels,
+    FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_path_segment_name,
+    is_qualified_name, is_valid_label_value, validate_labels,
 )
 
 # -- selectors ------------------------------------------------------------------------------------

@@ -180,10 +180,13 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
     finally:
         await client.close()
     assert chosen == {
-        "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment"},
-        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset"},
+        "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment",
+              "clusterrole-aggregation"},
+        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset",
+                                           "clusterrole-aggregation"},
         "replicaset,namespace": {"replicaset", "namespace"},
-        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment"},  # the first mention decides
+        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment",
+                                     "clusterrole-aggregation"},  # the first mention decides
     }
 
 
@@ -193,7 +196,7 @@ def test_an_unknown_controller_name_is_refused_with_the_known_ones(tmp_path: Pat
     run = subprocess.run([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(kubeconfig),
                           "--controllers", "*,-garbagecolector"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
-    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: deployment, garbagecollector" in run.stderr
+    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: clusterrole-aggregation, deployment, garbagecollector" in run.stderr
     serve = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
                             "--controllers", "bogus"], capture_output=True, text=True, timeout=30)
     assert serve.returncode == 1 and "unknown controller(s) bogus" in serve.stderr

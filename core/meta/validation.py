@@ -96,6 +96,14 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+def is_path_segment_name(name: str) -> list[str]:
+    """``path.IsValidPathSegmentName``: a name that is safe as one segment of a URL path (the names
+    of APIServices and of RBAC's roles and bindings)."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 def is_dns1035_label(value: str) -> list[str]:
     """``IsDNS1035Label``: Service names must also start with a letter."""
     errs: list[str] = []

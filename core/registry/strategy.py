@@ -41,7 +41,9 @@ class RequestContext:
     name: str = ""
     dry_run: bool = False
     field_manager: str = ""
-    user: UserInfo = ANONYMOUS_USER  # whom the request acts as (after impersonation)
+    #: Who asks (``genericapirequest.UserFrom``): the HTTP layer sets the user the request acts as;
+    #: a context made in code for an internal write names its user itself.
+    user: UserInfo = ANONYMOUS_USER
     warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
     #: How the HTTP layer makes the internal object of a write from its wire form in the storage
     #: version (``old``: the stored object's), recording the write in managedFields. A subresource

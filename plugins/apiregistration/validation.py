@@ -7,17 +7,12 @@ import base64
 import binascii
 from urllib.parse import urlsplit
 
-from kplane.api import FieldError, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain, not_supported, required
+from kplane.api import (
+    FieldError, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain, is_path_segment_name, not_supported, required,
+)
 from kplane.plugins.apiregistration.types import APIService, APIServiceStatus
 
 CONDITION_STATUSES = ["True", "False", "Unknown"]
-
-
-def is_path_segment_name(name: str) -> list[str]:
-    """``path.IsValidPathSegmentName``: a name that is safe as one segment of a URL path."""
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
 def is_local(api_service: APIService) -> bool:

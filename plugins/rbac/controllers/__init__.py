@@ -1,0 +1,1 @@
+"""The RBAC plugin's controllers."""
