@@ -23,6 +23,7 @@ from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_de
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.waiting import eventually
+from tests.servers import server_config
 
 pytestmark = pytest.mark.controllers
 
@@ -242,7 +243,7 @@ class PodQuota:
 @pytest.fixture
 async def quota_server(tmp_path: Path) -> AsyncIterator[tuple[APIServer, PodQuota]]:
     quota = PodQuota(allowed=3)
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, extra_plugins=[("test-quota", quota)]))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, extra_plugins=[("test-quota", quota)]))
     await srv.start()
     try:
         yield srv, quota

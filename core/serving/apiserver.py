@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import secrets
 import socket
+import ssl
 from pathlib import Path
 
 from aiohttp import web
@@ -28,6 +29,7 @@ from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import FilterChain
 from kplane.core.serving.datadir import prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
+from kplane.core.serving.tls import SecureServing, check_serving, is_loopback, prepare_secure_serving
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
@@ -58,12 +60,21 @@ class APIServer:
         # The in-process clients' bearer token: their requests pass the in-flight limits and the
         # connection cap, as kube-apiserver's loopback client (in system:masters) does.
         self._loopback_token = secrets.token_urlsafe(32)
+        self._loopback_ssl: ssl.SSLContext | None = None  # how they verify us over HTTPS
+        self.secure_serving: SecureServing | None = None  # None: plain HTTP (--http)
         self.url = ""
 
     async def start(self) -> None:
         cfg = self.config
+        check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
+        if cfg.tls:  # key generation and files: not on the event loop
+            self.secure_serving = await asyncio.to_thread(prepare_secure_serving, cfg)
+            self._loopback_ssl = self.secure_serving.loopback.context()
+        else:
+            log.warning("serving plain HTTP on %s (--http): no TLS, so neither the server's identity is "
+                        "checked nor client certificates", cfg.address)
         if self._load_plugins:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -71,7 +82,7 @@ class APIServer:
         self.storage = await open_server_storage(cfg.storage, cfg.watch_cache)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
-        self._loopback = RESTClient("", token=self._loopback_token)
+        self._loopback = RESTClient("", token=self._loopback_token, ssl=self._loopback_ssl)
         self.informers = SharedInformerFactory(self._loopback)
         self.scheme.set_runtime_config(cfg.runtime_config)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers)
@@ -88,15 +99,17 @@ class APIServer:
         await self.runner.setup()
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
         # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
-        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN)
+        listener = self.secure_serving.listener if self.secure_serving is not None else None
+        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN,
+                           ssl_context=listener)
         await site.start()
-        host, port = self.runner.addresses[0][:2]
-        self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        self.url = _url("https" if listener is not None else "http", *self.runner.addresses[0][:2])
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
-            write_kubeconfig(self.kubeconfig_path, self.url)
+            serving = self.secure_serving
+            write_kubeconfig(self.kubeconfig_path, self.url, serving and serving.ca_data, serving and serving.admin)
         app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()
@@ -105,7 +118,7 @@ class APIServer:
         """The controller-manager in-process, over a loopback client; under leader election it
         runs only while this server holds the Lease and stands again after losing it."""
         cfg = self.config
-        client = self._controller_client = RESTClient(self.url, token=self._loopback_token)
+        client = self._controller_client = RESTClient(self.url, token=self._loopback_token, ssl=self._loopback_ssl)
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers)
@@ -148,13 +161,16 @@ class APIServer:
             await self.storage.close()
 
 
+def _url(scheme: str, host: str, port: int) -> str:
+    """The server's URL; listening on every address, it is reached on loopback."""
+    if ipaddress.ip_address(host).is_unspecified:
+        host = "::1" if ":" in host else "127.0.0.1"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
 def _warn_if_exposed(address: str) -> None:
     """Anyone who reaches a non-loopback address may do anything: say so until authentication exists."""
-    try:
-        loopback = address == "localhost" or ipaddress.ip_address(address).is_loopback
-    except ValueError:  # a host name: it may well resolve to a public address
-        loopback = False
-    if not loopback:
+    if not is_loopback(address):
         log.warning("listening on %s, beyond this machine: kplane has no authentication or authorization yet, "
                     "so anyone who can reach this port can read and change everything, Secrets included",
                     address or "every address")
