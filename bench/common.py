@@ -41,9 +41,10 @@ def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.cor
            ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
     full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
-    a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same."""
+    a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same.
+    Plain HTTP (``--http``), as the benchmarks measured before the server served HTTPS by default."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *args],
+    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), "--http", *args],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -15,7 +15,6 @@ import pytest
 
 from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess

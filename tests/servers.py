@@ -41,7 +41,7 @@ class Served:
     kubeconfig: Path
 
 
-def _probe_context() -> ssl.SSLContext:
+def probe_context() -> ssl.SSLContext:
     """Readiness only, as the kubelet's HTTPS probes: the server's certificate is not checked."""
     context = ssl.create_default_context()
     context.check_hostname = False
@@ -52,7 +52,7 @@ def _probe_context() -> ssl.SSLContext:
 def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) -> float:
     """Seconds until ``/readyz`` answered 200; fails if the process exits or the limit passes."""
     began = time.monotonic()
-    context = _probe_context() if url.startswith("https://") else None
+    context = probe_context() if url.startswith("https://") else None
     while time.monotonic() - began < limit:
         assert process.poll() is None, process.communicate()
         with contextlib.suppress(OSError):

@@ -13,7 +13,6 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.registry.storeerr import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE
 from kplane.core.server.app import UNEXPECTED, status_errors

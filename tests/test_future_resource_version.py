@@ -20,7 +20,6 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.servers import server_config
 

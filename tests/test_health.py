@@ -8,7 +8,6 @@ from pathlib import Path
 
 import aiohttp
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.etcd_process import EtcdProcess

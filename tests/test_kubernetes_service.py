@@ -8,7 +8,6 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.servers import server_config

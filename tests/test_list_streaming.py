@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from kplane.core.server import listing
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.filters import RequestLimits
 from tests.servers import server_config

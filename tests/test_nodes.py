@@ -13,7 +13,6 @@ import pytest
 
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from tests.kubectl_cli import Kubectl

@@ -29,7 +29,6 @@ from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.config import ServerConfig
 from kplane.core.server.handlers import ResourceEndpoints
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client

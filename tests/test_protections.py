@@ -16,7 +16,6 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits

@@ -17,7 +17,6 @@ from kplane.core.client.rest import ApiError
 from kplane.core.hookspecs import hookimpl
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.registry.registry import Registry
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
 from tests.conftest import Client
