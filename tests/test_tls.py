@@ -36,7 +36,7 @@ from kplane.core.pytest_plugin import Cluster
 from kplane.core.server.peercert import peer_certificate
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
-from kplane.core.serving.tls import prepare_secure_serving
+from kplane.core.serving.tls import loopback_certificate, prepare_secure_serving
 from tests.builders import deployment
 from tests.conftest import Client
 from tests.servers import Served, free_port, serving, start
@@ -216,16 +216,16 @@ def test_a_serving_certificate_near_its_end_or_not_from_the_ca_is_made_anew(tmp_
 
 def test_the_ca_is_never_replaced_behind_the_operators_back(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    prepare_secure_serving(ServerConfig(data_dir=data))
+    prepare_secure_serving(ServerConfig(data_dir=data), loopback_certificate())
     ca_key = data / "pki" / "ca.key"
     ca_key.write_bytes(new_ca("other").key_pem())  # a key that is not the CA's
     with pytest.raises(StartupError, match="do not make a CA"):
-        prepare_secure_serving(ServerConfig(data_dir=data))
+        prepare_secure_serving(ServerConfig(data_dir=data), loopback_certificate())
     expired = new_ca("kplane-ca", now=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=3651))
     ca_key.write_bytes(expired.key_pem())
     (data / "pki" / "ca.crt").write_bytes(expired.cert_pem())
     with pytest.raises(StartupError, match="expired on"):
-        prepare_secure_serving(ServerConfig(data_dir=data))
+        prepare_secure_serving(ServerConfig(data_dir=data), loopback_certificate())
     assert (data / "pki" / "ca.crt").read_bytes() == expired.cert_pem()  # left for the operator to decide
 
 
@@ -309,7 +309,7 @@ def test_http_on_loopback_is_plain_warned_and_without_credentials(tmp_path: Path
             assert reply.status == 200
         served.process.terminate()
         _, err = served.process.communicate(timeout=10)
-    assert "WARNING" in err and "serving plain HTTP on 127.0.0.1 (--http)" in err
+    assert "WARNING" in err and f"serving plain HTTP on {served.url} (--http)" in err
 
 
 # -- in-process -------------------------------------------------------------------------------------
@@ -349,7 +349,7 @@ async def test_a_separate_controller_manager_with_the_written_kubeconfig(tmp_pat
 
 
 async def test_peer_certificate_is_the_verified_client_certificate(tmp_path: Path) -> None:
-    serving_tls = await asyncio.to_thread(prepare_secure_serving, ServerConfig(data_dir=tmp_path))
+    serving_tls = await asyncio.to_thread(prepare_secure_serving, ServerConfig(data_dir=tmp_path), loopback_certificate())
     assert serving_tls.admin is not None and serving_tls.ca_data is not None
 
     async def whoami(request: web.Request) -> web.Response:

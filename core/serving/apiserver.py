@@ -19,6 +19,7 @@ from kplane.core.config import ServerConfig
 from kplane.core.controllers.leading import run_controllers, stand_for_election
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.pki.certificates import KeyPair
 from kplane.core.plugins import PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
@@ -29,7 +30,8 @@ from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import FilterChain
 from kplane.core.serving.datadir import prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
-from kplane.core.serving.tls import SecureServing, check_serving, is_loopback, prepare_secure_serving
+from kplane.core.serving.tls import (
+    SecureServing, check_serving, is_loopback, loopback_certificate, loopback_client_tls, prepare_secure_serving)
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
@@ -69,12 +71,10 @@ class APIServer:
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
-        if cfg.tls:  # key generation and files: not on the event loop
-            self.secure_serving = await asyncio.to_thread(prepare_secure_serving, cfg)
-            self._loopback_ssl = self.secure_serving.loopback.context()
-        else:
-            log.warning("serving plain HTTP on %s (--http): no TLS, so neither the server's identity is "
-                        "checked nor client certificates", cfg.address)
+        loopback: KeyPair | None = None
+        if cfg.tls:  # key generation: not on the event loop
+            loopback = await asyncio.to_thread(loopback_certificate)
+            self._loopback_ssl = loopback_client_tls(loopback).context()
         if self._load_plugins:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -97,19 +97,25 @@ class APIServer:
         app.router.add_get("/debug/plugins", self._debug_plugins)
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
+        if loopback is not None:  # the files in DATA_DIR/pki, once all else is ready
+            self.secure_serving = await asyncio.to_thread(prepare_secure_serving, cfg, loopback)
+        listener = self.secure_serving.listener if self.secure_serving is not None else None
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
         # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
-        listener = self.secure_serving.listener if self.secure_serving is not None else None
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN,
                            ssl_context=listener)
         await site.start()
         self.url = _url("https" if listener is not None else "http", *self.runner.addresses[0][:2])
+        if listener is None:
+            log.warning("serving plain HTTP on %s (--http): no TLS, so clients cannot check the server "
+                        "nor present certificates", self.url)
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
             serving = self.secure_serving
-            write_kubeconfig(self.kubeconfig_path, self.url, serving and serving.ca_data, serving and serving.admin)
+            write_kubeconfig(self.kubeconfig_path, self.url, serving.ca_data if serving else None,
+                             serving.admin if serving else None)
         app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()

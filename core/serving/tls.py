@@ -34,12 +34,21 @@ DEFAULT_SANS = ("127.0.0.1", "::1", "localhost")
 
 @dataclass(frozen=True)
 class SecureServing:
-    """What serving HTTPS needs, made before the server listens."""
+    """What serving HTTPS needs, made right before the server listens."""
 
     listener: ssl.SSLContext
-    loopback: TLSClientConfig  # how the server's own clients verify it
     ca_data: bytes | None  # the kubeconfig's certificate-authority-data (None: the system's CAs)
     admin: KeyPair | None  # the kubeconfig's client certificate (None: another CA checks clients)
+
+
+def loopback_certificate() -> KeyPair:
+    """The certificate the server's own clients verify it by, made in memory (blocking: a key)."""
+    return self_signed(LOOPBACK_SERVER_NAME, SubjectAltNames.parse([LOOPBACK_SERVER_NAME]))
+
+
+def loopback_client_tls(loopback: KeyPair) -> TLSClientConfig:
+    """How the server's own clients reach it: asking for the loopback name, trusting only that certificate."""
+    return TLSClientConfig(ca_data=loopback.cert_pem(), server_name=LOOPBACK_SERVER_NAME)
 
 
 def check_serving(config: ServerConfig) -> None:
@@ -86,8 +95,9 @@ def wanted_sans(config: ServerConfig) -> SubjectAltNames:
         raise StartupError(f"--tls-san: {err}") from None
 
 
-def prepare_secure_serving(config: ServerConfig) -> SecureServing:
-    """The certificates made or read and the contexts built (blocking: run it in a thread)."""
+def prepare_secure_serving(config: ServerConfig, loopback: KeyPair) -> SecureServing:
+    """The certificates made or read and the listener's context built, presenting ``loopback``
+    to the server's own clients (blocking: run it in a thread)."""
     pki = PKIFolder(config.data_dir / "pki")
     try:
         ca = pki.ensure_ca()
@@ -112,7 +122,6 @@ def prepare_secure_serving(config: ServerConfig) -> SecureServing:
     except (ssl.SSLError, OSError) as err:
         raise StartupError(f"cannot use the client CA {client_ca}: {_reason(err)}") from None
     listener.verify_mode = ssl.CERT_OPTIONAL  # a certificate is asked for, verified if given, never required
-    loopback = self_signed(LOOPBACK_SERVER_NAME, SubjectAltNames.parse([LOOPBACK_SERVER_NAME]))
     for_loopback = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     for_loopback.minimum_version = ssl.TLSVersion.TLSv1_2
     load_cert_chain(for_loopback, loopback.cert_pem(), loopback.key_pem())
@@ -122,8 +131,7 @@ def prepare_secure_serving(config: ServerConfig) -> SecureServing:
             connection.context = for_loopback
 
     listener.sni_callback = choose
-    return SecureServing(listener, TLSClientConfig(ca_data=loopback.cert_pem(), server_name=LOOPBACK_SERVER_NAME),
-                         ca_data, admin)
+    return SecureServing(listener, ca_data, admin)
 
 
 def _reason(err: OSError) -> str:
