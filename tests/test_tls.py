@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import datetime
 import os
 import shutil
@@ -349,7 +350,8 @@ async def test_a_separate_controller_manager_with_the_written_kubeconfig(tmp_pat
 
 
 async def test_peer_certificate_is_the_verified_client_certificate(tmp_path: Path) -> None:
-    serving_tls = await asyncio.to_thread(prepare_secure_serving, ServerConfig(data_dir=tmp_path), loopback_certificate())
+    loopback = loopback_certificate()
+    serving_tls = await asyncio.to_thread(prepare_secure_serving, ServerConfig(data_dir=tmp_path), loopback)
     assert serving_tls.admin is not None and serving_tls.ca_data is not None
 
     async def whoami(request: web.Request) -> web.Response:
@@ -374,6 +376,15 @@ async def test_peer_certificate_is_the_verified_client_certificate(tmp_path: Pat
                     assert await reply.json() == seen
             async with session.get(f"http://127.0.0.1:{plain.addresses[0][1]}/") as reply:
                 assert await reply.json() is None
+            # Asking for the loopback name changes nothing about client certificates.
+            stranger = issue(new_ca("someone-else"), "mallory", organizations=["system:masters"], client=True)
+            as_loopback = TLSClientConfig(ca_data=loopback.cert_pem(), server_name="apiserver-loopback-client")
+            async with session.get(url, ssl=as_loopback.context()) as reply:
+                assert await reply.json() is None
+            forged = dataclasses.replace(as_loopback, cert_data=stranger.cert_pem(), key_data=stranger.key_pem())
+            with pytest.raises(aiohttp.ClientError):
+                async with session.get(url, ssl=forged.context()) as reply:
+                    await reply.read()
     finally:
         await runner.cleanup()
         await plain.cleanup()

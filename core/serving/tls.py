@@ -21,6 +21,7 @@ import ipaddress
 import socket
 import ssl
 from dataclasses import dataclass
+from pathlib import Path
 
 from kplane.core.client.tls import TLSClientConfig, load_cert_chain
 from kplane.core.config import ServerConfig
@@ -109,21 +110,14 @@ def prepare_secure_serving(config: ServerConfig, loopback: KeyPair) -> SecureSer
         admin = pki.ensure_admin(ca) if config.client_ca_file is None else None
     except PKIError as err:
         raise StartupError(str(err)) from None
-    listener = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    listener.minimum_version = ssl.TLSVersion.TLSv1_2
-    listener.set_alpn_protocols(["http/1.1"])  # aiohttp speaks HTTP/1.1; kubectl offers h2 too
+    client_ca = config.client_ca_file or pki.cert("ca")
+    listener = _server_context(client_ca)
     try:
         listener.load_cert_chain(cert_file, key_file)
     except (ssl.SSLError, OSError) as err:
         raise StartupError(f"cannot serve {cert_file} with {key_file}: {_reason(err)}") from None
-    client_ca = config.client_ca_file or pki.cert("ca")
-    try:
-        listener.load_verify_locations(cafile=client_ca)
-    except (ssl.SSLError, OSError) as err:
-        raise StartupError(f"cannot use the client CA {client_ca}: {_reason(err)}") from None
-    listener.verify_mode = ssl.CERT_OPTIONAL  # a certificate is asked for, verified if given, never required
-    for_loopback = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    for_loopback.minimum_version = ssl.TLSVersion.TLSv1_2
+    # The loopback name's connections check client certificates alike: asking for it gains nothing.
+    for_loopback = _server_context(client_ca)
     load_cert_chain(for_loopback, loopback.cert_pem(), loopback.key_pem())
 
     def choose(connection: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
@@ -132,6 +126,20 @@ def prepare_secure_serving(config: ServerConfig, loopback: KeyPair) -> SecureSer
 
     listener.sni_callback = choose
     return SecureServing(listener, ca_data, admin)
+
+
+def _server_context(client_ca: Path) -> ssl.SSLContext:
+    """TLS 1.2 or later, HTTP/1.1, a client certificate asked for, verified against ``client_ca``
+    if given (the handshake fails if it does not verify), never required."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_alpn_protocols(["http/1.1"])  # aiohttp speaks HTTP/1.1; kubectl offers h2 too
+    try:
+        context.load_verify_locations(cafile=client_ca)
+    except (ssl.SSLError, OSError) as err:
+        raise StartupError(f"cannot use the client CA {client_ca}: {_reason(err)}") from None
+    context.verify_mode = ssl.CERT_OPTIONAL
+    return context
 
 
 def _reason(err: OSError) -> str:
