@@ -37,15 +37,18 @@ def deployment(name: str, replicas: int = 3) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.core.cli", "serve")
+def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.core.cli", "serve"), secure: bool = False,
            ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
     full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
-    a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same."""
+    a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same.
+    Plain HTTP (``--http``) unless ``secure``: HTTPS, as ``kplane serve`` runs by default, reached
+    through ``data/kubeconfig``."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *args],
+    plain = [] if secure else ["--http"]
+    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *plain, *args],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:
         wait_ready(url, process)  # type: ignore[arg-type]
         yield process, url

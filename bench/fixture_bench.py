@@ -27,7 +27,7 @@ from kplane.core.config import ServerConfig
 def kplane_round(controllers: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
-        thread = ServerThread(ServerConfig(data_dir=Path(tmp), port=0, run_controllers=controllers, leader_election=None))
+        thread = ServerThread(ServerConfig(data_dir=Path(tmp), port=0, tls=False, run_controllers=controllers, leader_election=None))
         thread.start()
         took = time.perf_counter() - began
         thread.stop()

@@ -107,7 +107,7 @@ def serve_naive(port: int, data: Path, runtime_config: str) -> None:
     from kplane.core.runtime.scheme import parse_runtime_config
     from kplane.core.serving.apiserver import APIServer
 
-    asyncio.run(_serve(APIServer(ServerConfig(data_dir=data, port=port, run_controllers=False, share_watch_encoding=False,
+    asyncio.run(_serve(APIServer(ServerConfig(data_dir=data, port=port, tls=False, run_controllers=False, share_watch_encoding=False,
                                               runtime_config=parse_runtime_config(runtime_config)))))
 
 
@@ -135,6 +135,7 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-controllers", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--http", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--runtime-config", default=BETA, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_naive:

@@ -23,6 +23,7 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
 from kplane.core.controllers.manager import ControllerManager, ControllerSelection
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.pki.certificates import SubjectAltNames
 from kplane.core.pluginoptions import PluginOptions
 from kplane.core.plugins import PluginError, PluginManager
 from kplane.core.registry.admission import AdmissionChain
@@ -90,6 +91,29 @@ def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
                         help="open client connections; past them only health probes are served on "
                              f"{connections.probe_connections} more, and further ones are closed at once "
                              "(default: the open-file limit less a margin, at most 4096; 0: no cap)")
+
+
+def _sans(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    try:
+        SubjectAltNames.parse(names)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return names
+
+
+def _add_tls_flags(parser: argparse.ArgumentParser) -> None:
+    """kube-apiserver's secure serving flags, and --http for plain HTTP on loopback."""
+    parser.add_argument("--tls-cert-file", type=Path, default=None, metavar="FILE",
+                        help="the serving certificate (PEM, intermediates after it); with --tls-private-key-file. "
+                             "Default: one signed by kplane's CA in DATA_DIR/pki, made on first start")
+    parser.add_argument("--tls-private-key-file", type=Path, default=None, metavar="FILE",
+                        help="the key of --tls-cert-file (PEM)")
+    parser.add_argument("--tls-san", type=_sans, action="append", default=[], metavar="NAME[,NAME...]",
+                        help="more IP addresses or DNS names for the made serving certificate (besides 127.0.0.1, "
+                             "::1, localhost, this host's name and --address); may be repeated")
+    parser.add_argument("--http", action="store_true",
+                        help="serve plain HTTP on --port instead of HTTPS; only on a loopback --address")
 
 
 def _names(text: str) -> frozenset[str]:
@@ -167,6 +191,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     serve.add_argument("--storage", default="", help="storage URL (default sqlite:///DATA_DIR/state.db)")
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
+    _add_tls_flags(serve)
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
     serve.add_argument("--plugins", type=_names, default=None, metavar="NAME[,NAME...]",
                        help="load only these plugins (e.g. 'sample_api' to serve one group as its own server, "
@@ -265,6 +290,10 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         storage_url=args.storage,
         address=args.address,
         port=args.port,
+        tls=not args.http,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        tls_sans=tuple(name for given in args.tls_san for name in given),
         disabled_plugins=frozenset(args.disable_plugin),
         plugins=args.plugins,
         skip_broken_plugins=args.skip_broken_plugins,

@@ -31,6 +31,14 @@ class ServerConfig:
     storage_url: str = ""  # default: sqlite in data_dir
     address: str = "127.0.0.1"
     port: int = 6443
+    # HTTPS, as kube-apiserver's secure serving (kplane.core.serving.tls): a CA and a serving
+    # certificate made in data_dir/pki unless tls_cert_file and tls_private_key_file are given;
+    # client certificates verified against authentication.client_ca_file (None: that CA).
+    # tls=False (--http): plain HTTP, on a loopback address only.
+    tls: bool = True
+    tls_cert_file: Path | None = None
+    tls_private_key_file: Path | None = None
+    tls_sans: tuple[str, ...] = ()  # more names for the made serving certificate (--tls-san)
     disabled_plugins: frozenset[str] = frozenset()
     plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
     skip_broken_plugins: bool = False  # start without a plugin that breaks (logged) instead of failing

@@ -441,7 +441,7 @@ async def kplane_post_start(registry: Registry, server_url: str, plugin_name: st
     - ``registry``: the :class:`~kplane.core.registry.registry.Registry`;
       ``registry.store(group, plural)`` reads and writes objects in storage, through
       strategies and admission.
-    - ``server_url``: the address the server listens on (``http://127.0.0.1:6443``), for
+    - ``server_url``: the address the server listens on (``https://127.0.0.1:6443``), for
       objects that point at it (the ``default/kubernetes`` Service).
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).

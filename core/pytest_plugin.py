@@ -20,7 +20,10 @@ Installed with kplane (the ``pytest11`` entry point), so a test only asks for a 
 Fixtures: ``kplane`` (a :class:`Cluster`), ``kplane_kubeconfig`` (its kubeconfig file, for
 ``kubectl``, kopf or any client), ``kplane_client`` (an official ``kubernetes`` ApiClient).
 The marker ``@pytest.mark.kplane(controllers=False, simulated_nodes=3, disable_plugins=(),
-runtime_config="", plugin_settings={}, **flags)`` chooses what runs: ``runtime_config`` is
+runtime_config="", plugin_settings={}, secure=False, **flags)`` chooses what runs: ``secure=True``
+serves as ``kplane serve`` does, over HTTPS with a CA of the test's own, the kubeconfig verifying
+the server and presenting the admin's client certificate (the default, plain HTTP on loopback,
+is quicker; ``pytest --kplane-secure`` makes every test's server secure); ``runtime_config`` is
 ``kplane serve``'s ``--runtime-config``, ``plugin_settings`` is ``ServerConfig.plugin_settings``
 (by plugin name; a plugin named there gets those in place of its flags' defaults, which the others
 get as ``kplane serve`` gives them), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
@@ -40,12 +43,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.config import ServerConfig
 from kplane.core.patching.mediatypes import APPLY_PATCH
 from kplane.core.pluginoptions import PluginOptions
@@ -55,6 +60,28 @@ from kplane.core.serving.apiserver import APIServer
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "kplane-pytest"
+
+
+@dataclass(frozen=True)
+class Protection:
+    """How a test server guards itself: the one switch between the quick default and serving as
+    ``kplane serve`` does, as settings of :class:`ServerConfig` and flags of ``kplane serve``."""
+
+    tls: bool = False  # HTTPS, with a CA in the data dir and the admin's client certificate
+
+    def server_config(self) -> dict[str, Any]:
+        return {"tls": self.tls}
+
+    def serve_flags(self) -> list[str]:
+        return [] if self.tls else ["--http"]
+
+
+QUICK = Protection()  # plain HTTP on loopback
+SECURE = Protection(tls=True)  # as kplane serve runs
+
+
+def protection(secure: bool) -> Protection:
+    return SECURE if secure else QUICK
 
 
 class KplaneError(Exception):
@@ -72,6 +99,8 @@ class Cluster:
         self.server = server
         self.url = server.url
         self.kubeconfig: Path = server.kubeconfig_path
+        # Over HTTPS, requests verify the server and present the admin's certificate, as the kubeconfig says.
+        self._ssl = load_kubeconfig(self.kubeconfig).ssl if self.url.startswith("https://") else None
 
     # -- requests ---------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
@@ -82,7 +111,7 @@ class Cluster:
         request = urllib.request.Request(f"{self.url}{path}{query}", data=data, method=method,
                                          headers={"Content-Type": content_type, "Accept": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=30) as reply:
+            with urllib.request.urlopen(request, timeout=30, context=self._ssl) as reply:
                 return json.loads(reply.read())
         except urllib.error.HTTPError as err:
             raise KplaneError(err.code, json.loads(err.read() or b"{}")) from None
@@ -229,11 +258,16 @@ class ServerThread:
             await self.server.stop()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--kplane-secure", action="store_true",
+                     help="the kplane fixture's servers serve HTTPS as kplane serve does (default: plain HTTP on loopback)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "kplane(controllers=False, simulated_nodes=3, disable_plugins=(), runtime_config='', plugin_settings={}, "
-        "**flags): how the `kplane` fixture's server runs (flags: those plugins add to kplane serve, by dest, "
+        "secure=False, **flags): how the `kplane` fixture's server runs (flags: those plugins add to kplane serve, by dest, "
         "e.g. apiservice_backends=True)",
     )
 
@@ -244,6 +278,7 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
     marker = request.node.get_closest_marker("kplane")
     options = dict(marker.kwargs) if marker else {}
     disabled = frozenset(options.pop("disable_plugins", ()))
+    secure = bool(options.pop("secure", False)) or bool(request.config.getoption("kplane_secure", False))
     plugins = PluginManager()
     plugins.load_entry_points(disabled)
     config = ServerConfig(
@@ -255,6 +290,7 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
         runtime_config=parse_runtime_config(options.pop("runtime_config", "")),
         plugin_settings=_plugin_settings(plugins, options.pop("plugin_settings", {}), options),
         leader_election=None,  # one server per test: nothing to elect
+        **protection(secure).server_config(),
     )
     thread = ServerThread(config, plugins)
     server = thread.start()

@@ -13,13 +13,13 @@ from typing import Any
 import aiohttp
 import pytest
 
+from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.runtime.scheme import parse_runtime_config
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests import etcd_process
 from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import Kubectl
-from tests.servers import serving
+from tests.servers import server_config, serving
 
 
 @dataclass
@@ -74,13 +74,15 @@ class Client:
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
     see exactly the writes they make; ``@pytest.mark.runtime_config("apps/v1beta2=true")`` is
-    its ``--runtime-config``, ``@pytest.mark.apiservice_backends`` its ``--enable-apiservice-backends``."""
+    its ``--runtime-config``, ``@pytest.mark.apiservice_backends`` its ``--enable-apiservice-backends``;
+    ``@pytest.mark.secure`` serves as ``kplane serve`` does (HTTPS; else plain HTTP, quicker)."""
     controllers = request.node.get_closest_marker("controllers") is not None
+    secure = request.node.get_closest_marker("secure") is not None
     runtime = request.node.get_closest_marker("runtime_config")
     backends = request.node.get_closest_marker("apiservice_backends") is not None
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=controllers,
-                                 runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
-                                 plugin_settings={"apiregistration": {"backends": backends}}))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=controllers, secure=secure,
+                                  runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
+                                  plugin_settings={"apiregistration": {"backends": backends}}))
     await srv.start()
     try:
         yield srv
@@ -90,7 +92,9 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 @pytest.fixture
 async def api(server: APIServer) -> AsyncIterator[Client]:
-    async with aiohttp.ClientSession(base_url=server.url) as session:
+    """Requests to ``server``; over HTTPS as its kubeconfig says (verifying it, as the admin)."""
+    tls = load_kubeconfig(server.kubeconfig_path).ssl if server.url.startswith("https://") else None
+    async with aiohttp.ClientSession(base_url=server.url, connector=aiohttp.TCPConnector(ssl=tls) if tls else None) as session:
         yield Client(session)
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO
 
 from tests.isolated import Venv
+from tests.servers import probe_context
 
 FENCE = re.compile(r"^```(\S*)\s*$")
 FILE_MARKER = re.compile(r"^# file: (\S+)( \(update\))?\s*$")
@@ -293,7 +294,7 @@ class Session:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"https://127.0.0.1:{self.port}"  # kplane serve's default
 
     def follow(self, markdown: str) -> None:
         """Do every step of the guide, in order."""
@@ -362,7 +363,7 @@ class Session:
             if self.server.poll() is not None:
                 raise AssertionError(f"kplane serve exited with {self.server.returncode}:\n{self.server_log()}")
             try:
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1) as reply:
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1, context=probe_context()) as reply:
                     if reply.status == 200 and len(lines) >= 3:
                         break
             except OSError:

@@ -1,9 +1,14 @@
-"""Starting a real `kplane serve` process for tests that drive it as a user would."""
+"""The suite's servers: in-process configurations and real `kplane serve` processes.
+
+They serve plain HTTP on loopback, which is quicker, unless a test asks for ``secure=True``: then
+they serve as ``kplane serve`` does by default (the pytest plugin's :class:`Protection` switch).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -11,12 +16,21 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from kplane.core.config import ServerConfig
+from kplane.core.pytest_plugin import protection
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def server_config(*, secure: bool = False, **fields: Any) -> ServerConfig:
+    """A ServerConfig of ``fields``, plain HTTP unless ``secure``."""
+    return ServerConfig(**{**protection(secure).server_config(), **fields})
 
 
 @dataclass
@@ -27,32 +41,44 @@ class Served:
     kubeconfig: Path
 
 
+def probe_context() -> ssl.SSLContext:
+    """Readiness only, as the kubelet's HTTPS probes: the server's certificate is not checked."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) -> float:
     """Seconds until ``/readyz`` answered 200; fails if the process exits or the limit passes."""
     began = time.monotonic()
+    context = probe_context() if url.startswith("https://") else None
     while time.monotonic() - began < limit:
         assert process.poll() is None, process.communicate()
         with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"{url}/readyz", timeout=1) as reply:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=1, context=context) as reply:
                 if reply.status == 200:
                     return time.monotonic() - began
         time.sleep(0.02)
     raise AssertionError(f"{url} was not ready within {limit}s")
 
 
-def start(data_dir: Path, *args: str, port: int | None = None, python: str | Path = sys.executable) -> subprocess.Popen[str]:
+def start(data_dir: Path, *args: str, port: int | None = None, python: str | Path = sys.executable,
+          secure: bool = False) -> subprocess.Popen[str]:
+    """`kplane serve` on ``port``, plain HTTP unless ``secure``."""
     port = port or free_port()
-    return subprocess.Popen([str(python), "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir), *args],
+    return subprocess.Popen([str(python), "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
+                             *protection(secure).serve_flags(), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, *args: str, python: str | Path = sys.executable) -> Iterator[Served]:
+def serving(data_dir: Path, *args: str, python: str | Path = sys.executable, secure: bool = False) -> Iterator[Served]:
     """A ready `kplane serve` on a free loopback port, terminated afterwards; ``python`` runs it
     (another virtual environment's, to serve plugins installed there)."""
     port = free_port()
-    process = start(data_dir, *args, port=port, python=python)
-    url = f"http://127.0.0.1:{port}"
+    process = start(data_dir, *args, port=port, python=python, secure=secure)
+    url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:
         wait_ready(url, process)
         yield Served(process, url, port, data_dir / "kubeconfig")

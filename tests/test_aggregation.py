@@ -35,7 +35,7 @@ from kplane.plugins.apiregistration.proxy import REDIRECT_REFUSED
 from kplane.plugins.apiregistration.settings import BACKENDS_FLAG
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
-from tests.servers import Served, free_port, serving, start, wait_ready
+from tests.servers import Served, free_port, server_config, serving, start, wait_ready
 from tests.waiting import eventually
 
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
@@ -126,7 +126,7 @@ async def test_local_api_services_follow_the_served_groups_across_restarts(tmp_p
         finally:
             await server.stop()
 
-    config = ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False)
+    config = server_config(data_dir=tmp_path / "state", port=0, run_controllers=False)
     first = await names(config)
     assert "v1.coordination.k8s.io" in first
     assert await names(config) == first  # idempotent
@@ -408,8 +408,8 @@ async def recording() -> AsyncIterator[RecordingBackend]:
 async def aggregator(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     settings = {"apiregistration": {"backends": True, "probe_interval": 1, "response_timeout": 1.5}}
     runtime = request.node.get_closest_marker("runtime_config")
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings,
-                                    runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
+    server = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings,
+                                     runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {}))
     await server.start()
     try:
         yield server
@@ -539,7 +539,7 @@ async def test_backends_stored_before_a_restart_without_the_flag_are_not_proxied
 
     async def run(backends: bool) -> APIServer:
         settings = {"apiregistration": {"backends": backends, "probe_interval": 1}}
-        server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings))
+        server = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False, plugin_settings=settings))
         await server.start()
         return server
 

@@ -9,11 +9,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 
 from tests.builders import UNSCHEDULED, configmap
+from tests.servers import server_config
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
@@ -209,7 +209,7 @@ async def test_watch_timeout_closes_the_stream(api, watch):
 
 
 async def test_watch_bookmarks(tmp_path):
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, bookmark_interval=0.2))
+    server = APIServer(server_config(data_dir=tmp_path, port=0, bookmark_interval=0.2))
     await server.start()
     try:
         async with aiohttp.ClientSession(base_url=server.url) as session:

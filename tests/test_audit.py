@@ -29,6 +29,8 @@ from kplane.core.server.filterchain import PROXY
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 
+from tests.servers import server_config
+
 POLICY = """
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -88,7 +90,7 @@ class AuditedPlugin:
 def _config(tmp_path: Path, policy: str = POLICY, **audit: Any) -> ServerConfig:
     (tmp_path / "policy.yaml").write_text(policy)
     options = AuditOptions(policy_file=tmp_path / "policy.yaml", log_path=str(tmp_path / "logs" / "audit.log"), **audit)
-    return ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False,
+    return server_config(data_dir=tmp_path / "state", port=0, run_controllers=False,
                         extra_plugins=[("audited", AuditedPlugin())],
                         authorization=AuthorizationOptions(modes=("NotMallory",)), audit=options)
 
@@ -295,7 +297,7 @@ async def test_the_legacy_format(tmp_path: Path) -> None:
 
 
 async def test_without_a_policy_nothing_is_installed(tmp_path: Path) -> None:
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False))
     await srv.start()
     try:
         status, _, audit_id = await _call(srv, "GET", "/version", token=None)

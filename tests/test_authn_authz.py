@@ -20,6 +20,8 @@ from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 
+from tests.servers import server_config
+
 
 class Badges:
     """Tokens "alice", "mallory"; "revoked" is known and bad."""
@@ -63,7 +65,7 @@ class GatePlugin:
 
 
 def _config(tmp_path: Path, plugin: GatePlugin, *, anonymous: bool = True, modes: tuple[str, ...] = ("Gate",)) -> ServerConfig:
-    return ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("gate", plugin)],
+    return server_config(data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("gate", plugin)],
                         authentication=AuthenticationOptions(anonymous=anonymous),
                         authorization=AuthorizationOptions(modes=modes))
 

@@ -502,7 +502,7 @@ def skipping(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> 
     log = data_dir / "stderr"
     with log.open("w") as stderr:
         process = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
-                                    "--simulated-nodes", "0", "--plugins", ",".join(EVERYTHING), "--skip-broken-plugins"],
+                                    "--simulated-nodes", "0", "--plugins", ",".join(EVERYTHING), "--skip-broken-plugins", "--http"],
                                    stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env(installed.path))
     url = f"http://127.0.0.1:{port}"
     try:

@@ -13,10 +13,11 @@ import yaml
 from kplane.api import ALLOWED, Authenticated, Decision, UserInfo, Verdict, hookimpl
 from kplane.core.authz.attributes import Attributes
 from kplane.core.authz.options import AuthorizationOptions
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 from kplane.core.serving.delegation import DelegationOptions
+
+from tests.servers import server_config
 
 FLUNDERS = "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders"
 
@@ -61,7 +62,7 @@ class HostPlugin:
 @pytest.fixture
 async def host(tmp_path: Path) -> AsyncIterator[tuple[APIServer, HostPlugin]]:
     plugin = HostPlugin()
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "host", port=0, run_controllers=False,
+    srv = APIServer(server_config(data_dir=tmp_path / "host", port=0, run_controllers=False,
                                  extra_plugins=[("host-policy", plugin)],
                                  authorization=AuthorizationOptions(modes=("HostPolicy",))))
     await srv.start()
@@ -83,7 +84,7 @@ def _kubeconfig(path: Path, server: str, token: str) -> Path:
 @pytest.fixture
 async def extension(tmp_path: Path, host: tuple[APIServer, HostPlugin]) -> AsyncIterator[APIServer]:
     kubeconfig = _kubeconfig(tmp_path / "host.kubeconfig", host[0].url, "delegator")
-    srv = APIServer(ServerConfig(
+    srv = APIServer(server_config(
         data_dir=tmp_path / "wardle", port=0, run_controllers=False, plugins=frozenset({"sample_api"}),
         delegation=DelegationOptions(authentication_kubeconfig=kubeconfig, authorization_kubeconfig=kubeconfig),
         authorization=AuthorizationOptions(modes=("Webhook",))))
@@ -145,7 +146,7 @@ async def test_a_host_that_cannot_be_reached_is_never_a_yes(tmp_path: Path, host
 
 
 async def test_a_bad_host_kubeconfig_stops_the_start(tmp_path: Path) -> None:
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "w", port=0, run_controllers=False, plugins=frozenset({"sample_api"}),
+    srv = APIServer(server_config(data_dir=tmp_path / "w", port=0, run_controllers=False, plugins=frozenset({"sample_api"}),
                                  delegation=DelegationOptions(authorization_kubeconfig=tmp_path / "missing")))
     with pytest.raises(StartupError, match="cannot delegate authentication or authorization"):
         await srv.start()

@@ -3,7 +3,7 @@
 The guide is run top to bottom in an empty folder (``tests/docblocks.py`` says how): its files
 are written as each block shows them, the package is pip-installed (editable), ``kplane serve``
 is started and restarted, every ``kubectl`` and ``pytest`` command is run and its output
-compared with the guide's. Then the server it left running is checked over plain HTTP, and the
+compared with the guide's. Then the server it left running is checked over HTTPS, and the
 files it assembled must be ``examples/widgets``, byte for byte.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import ssl
 import textwrap
 import time
 import urllib.error
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from kplane.core.client.kubeconfig import load_kubeconfig
 from tests import docblocks
 from tests.docblocks import Session
 
@@ -32,12 +34,13 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 NOT_FROM_THE_GUIDE = {"README.md"}  # examples/widgets files written by hand
 
 
-def http(url: str, method: str, path: str, body: Any = None, accept: str = "application/json") -> tuple[int, Any]:
+def http(url: str, context: ssl.SSLContext | None, method: str, path: str, body: Any = None,
+         accept: str = "application/json") -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json", "Accept": accept})
     try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
+        with urllib.request.urlopen(request, timeout=10, context=context) as reply:
             return reply.status, json.loads(reply.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read() or b"{}")
@@ -51,27 +54,27 @@ def test_the_guide_runs_as_written(tmp_path: Path) -> None:
         session.follow(GUIDE.read_text())
         print(f"followed the guide in {time.monotonic() - began:.1f}s")
         assert {"kplane-widgets", "kplane-gizmos"} <= set(session.installed)
-        check_over_http(session.url)
+        check_over_https(session.url, load_kubeconfig(session.cwd / ".kplane" / "kubeconfig").ssl)
     finally:
         session.close()
 
 
-def check_over_http(url: str) -> None:
-    """The server the guide left running (both plugins installed), through plain HTTP."""
-    status, group = http(url, "GET", "/apis/widgets.example.com")
+def check_over_https(url: str, context: ssl.SSLContext | None) -> None:
+    """The server the guide left running (both plugins installed), as its kubeconfig reaches it."""
+    status, group = http(url, context, "GET", "/apis/widgets.example.com")
     assert status == 200 and group["preferredVersion"]["version"] == "v1"
     assert [v["version"] for v in group["versions"]] == ["v1", "v1alpha1"]
-    status, resources = http(url, "GET", "/apis/widgets.example.com/v1")
+    status, resources = http(url, context, "GET", "/apis/widgets.example.com/v1")
     assert {r["name"] for r in resources["resources"]} == {"widgets", "widgets/status"}
 
     # v1alpha1 in, defaulted, stored as v1, read in both; the controller fills the status.
     alpha = {"apiVersion": "widgets.example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"width": 4}}
-    status, created = http(url, "POST", ALPHA, alpha)
+    status, created = http(url, context, "POST", ALPHA, alpha)
     assert status == 201, created
     assert created["spec"] == {"color": "grey", "width": 4, "height": 4} and created["status"] == {}  # a struct value
     deadline = time.monotonic() + 20
     while True:
-        status, stored = http(url, "GET", f"{WIDGETS}/w")
+        status, stored = http(url, context, "GET", f"{WIDGETS}/w")
         if (stored.get("status") or {}).get("area") == 16 or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -81,26 +84,26 @@ def check_over_http(url: str) -> None:
     # Validation: 422 with one cause per field; admission: 403.
     bad = {"apiVersion": "widgets.example.com/v1", "kind": "Widget", "metadata": {"name": "bad"},
            "spec": {"color": "pink", "size": {"width": 0, "height": 101}}}
-    status, refused = http(url, "POST", WIDGETS, bad)
+    status, refused = http(url, context, "POST", WIDGETS, bad)
     assert status == 422 and refused["reason"] == "Invalid"
     assert [c["field"] for c in refused["details"]["causes"]] == ["spec.color", "spec.size.width", "spec.size.height"]
     red = {**bad, "metadata": {"name": "red"}, "spec": {"color": "red", "size": {"width": 1}}}
-    status, refused = http(url, "POST", WIDGETS, red)
+    status, refused = http(url, context, "POST", WIDGETS, red)
     assert status == 403 and refused["message"] == 'widgets.widgets.example.com "red" is forbidden: red widgets are not allowed here'
 
     # The columns, as kubectl asks for them.
-    status, table = http(url, "GET", WIDGETS, accept=TABLE)
+    status, table = http(url, context, "GET", WIDGETS, accept=TABLE)
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Color", "Size", "Area", "Ready", "Age"]
     assert table["rows"][0]["cells"][:5] == ["w", "grey", "4x4", 16, "True"]
 
     # OpenAPI for kubectl explain, with the schema's descriptions.
-    status, openapi = http(url, "GET", "/openapi/v3/apis/widgets.example.com/v1")
+    status, openapi = http(url, context, "GET", "/openapi/v3/apis/widgets.example.com/v1")
     assert status == 200
     size = next(s for name, s in openapi["components"]["schemas"].items() if name.endswith("v1.Size"))
     assert size["properties"]["width"]["description"] == "Width in centimetres, 1 to 100."
 
     # What `kplane new-plugin` made is served next to it.
-    status, gizmos = http(url, "GET", "/apis/gizmos.example.com/v1alpha1")
+    status, gizmos = http(url, context, "GET", "/apis/gizmos.example.com/v1alpha1")
     assert status == 200 and [r["name"] for r in gizmos["resources"]] == ["gizmos"]
 
 

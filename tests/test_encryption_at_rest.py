@@ -21,14 +21,13 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.storage.encryptionconfig import EncryptionConfigError, load_encryption_config
 from tests.builders import configmap
 from tests.conftest import Client
 from tests.etcd_process import EtcdProcess
 from tests.storage.test_etcd import raw_range
-from tests.servers import serving
+from tests.servers import server_config, serving
 from tests.test_startup_errors import serve
 
 SECRETS = "/api/v1/namespaces/default/secrets"
@@ -87,7 +86,7 @@ def the_password(obj: dict[str, Any]) -> str:
 
 
 async def start(data_dir: Path, encryption: Path | None, storage_url: str = "", *, watch_cache: bool = True) -> APIServer:
-    server = APIServer(ServerConfig(data_dir=data_dir, storage_url=storage_url, port=0, run_controllers=False,
+    server = APIServer(server_config(data_dir=data_dir, storage_url=storage_url, port=0, run_controllers=False,
                                     watch_cache=watch_cache, encryption_provider_config=encryption))
     await server.start()
     return server

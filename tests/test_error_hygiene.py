@@ -13,11 +13,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.registry.storeerr import STORAGE_TIMEOUT, STORAGE_UNAVAILABLE
 from kplane.core.server.app import UNEXPECTED, status_errors
 from tests.etcd_process import EtcdProcess
+from tests.servers import server_config
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
@@ -28,8 +28,8 @@ def configmap(name: str) -> dict:
 
 @pytest.fixture(params=[True, False], ids=["watch-cache", "no-watch-cache"])
 async def on_etcd(request: pytest.FixtureRequest, private_etcd: EtcdProcess, tmp_path: Path) -> AsyncIterator[APIServer]:
-    server = APIServer(ServerConfig(data_dir=tmp_path, storage_url=f"etcd://127.0.0.1:{private_etcd.client_port}/hygiene",
-                                    port=0, run_controllers=False, watch_cache=request.param))
+    server = APIServer(server_config(data_dir=tmp_path, storage_url=f"etcd://127.0.0.1:{private_etcd.client_port}/hygiene",
+                                     port=0, run_controllers=False, watch_cache=request.param))
     await server.start()
     try:
         yield server

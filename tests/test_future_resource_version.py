@@ -20,15 +20,15 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
+from tests.servers import server_config
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
 @pytest.fixture(params=[True, False], ids=["watch-cache", "no-watch-cache"])
 async def session(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[aiohttp.ClientSession]:
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, run_controllers=False, watch_cache=request.param))
+    server = APIServer(server_config(data_dir=tmp_path, port=0, run_controllers=False, watch_cache=request.param))
     await server.start()
     try:
         async with aiohttp.ClientSession(base_url=server.url) as client:
@@ -73,7 +73,7 @@ async def test_a_list_from_a_future_revision_is_a_504_too_large(session: aiohttp
 
 
 async def test_with_the_watch_cache_a_list_waits_for_its_revision(tmp_path: Path) -> None:
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, run_controllers=False))
+    server = APIServer(server_config(data_dir=tmp_path, port=0, run_controllers=False))
     await server.start()
     try:
         async with aiohttp.ClientSession(base_url=server.url) as client:
@@ -96,7 +96,7 @@ async def test_with_the_watch_cache_a_list_waits_for_its_revision(tmp_path: Path
 
 async def test_the_python_client_gets_a_504_for_a_list_from_the_future(tmp_path: Path) -> None:
     kubernetes = pytest.importorskip("kubernetes")
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, run_controllers=False))
+    server = APIServer(server_config(data_dir=tmp_path, port=0, run_controllers=False))
     await server.start()
     try:
         async with aiohttp.ClientSession(base_url=server.url) as client:

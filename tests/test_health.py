@@ -8,10 +8,10 @@ from pathlib import Path
 
 import aiohttp
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.etcd_process import EtcdProcess
+from tests.servers import server_config
 
 READY_VERBOSE = "[+]ping ok\n[+]etcd ok\n[+]poststarthook/kplane-start ok\n[+]shutdown ok\nreadyz check passed\n"
 
@@ -47,8 +47,8 @@ async def test_single_checks_are_served_and_unknown_ones_are_404(api: Client) ->
 
 
 async def test_readyz_fails_while_etcd_is_down_and_livez_does_not(private_etcd: EtcdProcess, tmp_path: Path) -> None:
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False,
-                                    storage_url=f"etcd://127.0.0.1:{private_etcd.client_port}/health"))
+    server = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False,
+                                     storage_url=f"etcd://127.0.0.1:{private_etcd.client_port}/health"))
     await server.start()
     try:
         async with aiohttp.ClientSession(base_url=server.url) as session:

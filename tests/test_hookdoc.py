@@ -39,6 +39,7 @@ from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.apisources import APISources
 from kplane.core.server.filterchain import FilterChain
+from tests.servers import server_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "hooks.md"
@@ -179,8 +180,8 @@ async def test_a_server_calls_the_hooks_as_documented(tmp_path: Path) -> None:
     plugins.register(recorder, "recorder")
     options = PluginOptions()
     plugins.add_options(options)
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, plugins=frozenset({"core"}), simulated_nodes=0,
-                                    leader_election=None, write_kubeconfig=False), plugins)
+    server = APIServer(server_config(data_dir=tmp_path, port=0, plugins=frozenset({"core"}), simulated_nodes=0,
+                                     leader_election=None, write_kubeconfig=False), plugins)
     recorder.server = server
     await server.start()
     try:

@@ -19,7 +19,6 @@ import aiohttp
 import pytest
 import yaml
 from aiohttp import web
-from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from kplane.api import PROXY, hookimpl
 from kplane.core.authn.filter import authenticated, user_of
@@ -30,8 +29,8 @@ from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
-from tests.certs import issue, new_ca, server_context
-from tests.servers import free_port
+from tests.certs import issue, new_ca
+from tests.servers import server_config
 
 TOKENS = '''
 alice-token,alice,alice-uid,"staff,admins"
@@ -85,10 +84,10 @@ class PolicyPlugin:
         filters.add(PROXY, "WhoAmI", whoami)
 
 
-def _config(tmp_path: Path, plugin: PolicyPlugin, tokens: str = TOKENS) -> ServerConfig:
+def _config(tmp_path: Path, plugin: PolicyPlugin, tokens: str = TOKENS, *, secure: bool = False) -> ServerConfig:
     token_file = tmp_path / "tokens.csv"
     token_file.write_text(tokens)
-    return ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("policy", plugin)],
+    return server_config(secure=secure, data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("policy", plugin)],
                         authentication=AuthenticationOptions(token_auth_file=token_file),
                         authorization=AuthorizationOptions(modes=("Policy",)))
 
@@ -231,28 +230,25 @@ async def test_header_bytes_that_are_not_utf8(served: tuple[APIServer, Policy]) 
 
 
 async def test_kubectl_as_over_tls(tmp_path: Path) -> None:
-    """kubectl sends credentials over HTTPS only: the server gets a TLS listener here, asking for
-    client certificates of ``--client-ca-file``'s CA; alice comes with a token, carol with a certificate."""
+    """kubectl sends credentials over HTTPS only: the server serves TLS, asking for client
+    certificates of ``--client-ca-file``'s CA; alice comes with a token, carol with a certificate."""
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
-    server_ca, client_ca = new_ca("server-ca"), new_ca("client-ca")
+    client_ca = new_ca("client-ca")
     (tmp_path / "client-ca.crt").write_bytes(client_ca.pem)
     plugin = PolicyPlugin()
-    config = _config(tmp_path, plugin)
+    config = _config(tmp_path, plugin, secure=True)
     config.authentication.client_ca_file = tmp_path / "client-ca.crt"
     srv = APIServer(config)
     await srv.start()
     try:
-        serving = issue(server_ca, "localhost", usage=ExtendedKeyUsageOID.SERVER_AUTH, hosts=["localhost"])
-        port = free_port()
-        await web.TCPSite(srv.runner, "127.0.0.1", port, ssl_context=server_context(serving, tmp_path, [client_ca])).start()
-        url = f"https://localhost:{port}"
+        url, server_ca_pem = srv.url, (tmp_path / "state" / "pki" / "ca.crt").read_bytes()
         cert, key = issue(client_ca, "carol", ["staff"]).write(tmp_path, "carol")
         kubeconfig = tmp_path / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "alice",
             "clusters": [{"name": "k", "cluster": {"server": url, "certificate-authority-data":
-                                                   base64.b64encode(server_ca.pem).decode()}}],
+                                                   base64.b64encode(server_ca_pem).decode()}}],
             "users": [{"name": "alice", "user": {"token": "alice-token"}},
                       {"name": "carol", "user": {"client-certificate": str(cert), "client-key": str(key)}}],
             "contexts": [{"name": "alice", "context": {"cluster": "k", "user": "alice"}},

@@ -13,6 +13,7 @@ kopf_testing = pytest.importorskip("kopf.testing")
 OPERATOR = Path(__file__).resolve().parents[1] / "examples" / "kopf_operator" / "operator.py"
 
 
+@pytest.mark.kplane(secure=True)  # as a user runs it: HTTPS, the kubeconfig's CA and client certificate
 def test_the_operator_reacts_to_creates_and_updates(kplane: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(kplane.kubeconfig))
     args = ["run", "--standalone", "--namespace=default", str(OPERATOR)]

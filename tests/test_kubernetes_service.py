@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
+from tests.servers import server_config
 
 PATH = "/api/v1/namespaces/default/services/kubernetes"
 
@@ -28,7 +28,7 @@ async def test_it_points_at_the_server_from_the_first_address_of_the_range(api: 
 
 async def test_a_restart_on_another_port_puts_its_port_back(tmp_path: Path) -> None:
     async def target_port_after_start() -> tuple[int, int]:
-        srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False))
+        srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False))
         await srv.start()
         try:
             async with aiohttp.ClientSession(base_url=srv.url) as session:

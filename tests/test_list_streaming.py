@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from kplane.core.server import listing
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.filters import RequestLimits
+from tests.servers import server_config
 
 CM = "/api/v1/namespaces/default/configmaps"
 BOUND = 15.0  # generous: only a hang fails it
@@ -28,8 +28,8 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 @pytest.fixture
 async def two_readers(tmp_path: Path) -> AsyncIterator[APIServer]:
     """Two read-only requests at a time."""
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False,
-                                    limits=RequestLimits(max_requests_inflight=2, max_mutating_requests_inflight=2)))
+    server = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False,
+                                     limits=RequestLimits(max_requests_inflight=2, max_mutating_requests_inflight=2)))
     await server.start()
     yield server
     await server.stop()

@@ -13,10 +13,10 @@ import pytest
 
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from tests.kubectl_cli import Kubectl
+from tests.servers import server_config
 from tests.waiting import eventually, wait_until
 
 pytestmark = pytest.mark.controllers
@@ -245,7 +245,7 @@ async def test_spec_node_name_stays_immutable_outside_binding(api):
 @pytest.fixture
 async def bare_server(tmp_path: Path) -> AsyncIterator[APIServer]:
     """A server whose controller-manager runs no simulated nodes."""
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, simulated_nodes=0))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, simulated_nodes=0))
     await srv.start()
     try:
         yield srv

@@ -29,13 +29,13 @@ from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
-from kplane.core.config import ServerConfig
 from kplane.core.server.handlers import ResourceEndpoints
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.plugin_subresources import GROUP, JournalEcho, JournalLog, JournalRetire, JournalsPlugin, add_kind
 from tests.waiting import eventually
+from tests.servers import server_config
 
 GV = f"/apis/{GROUP}/v1"
 JOURNALS = f"{GV}/namespaces/default/journals"
@@ -69,8 +69,8 @@ class HalfDone:
 
 
 async def started(tmp_path: Path, *plugins: tuple[str, object], skip_broken: bool = False) -> APIServer:
-    server = APIServer(ServerConfig(data_dir=tmp_path, port=0, run_controllers=False, skip_broken_plugins=skip_broken,
-                                    extra_plugins=list(plugins)))
+    server = APIServer(server_config(data_dir=tmp_path, port=0, run_controllers=False, skip_broken_plugins=skip_broken,
+                                     extra_plugins=list(plugins)))
     await server.start()
     return server
 

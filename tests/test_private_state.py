@@ -92,9 +92,9 @@ def test_a_sqlite_file_outside_the_data_dir_is_private(tmp_path: Path) -> None:
 
 def test_listening_beyond_loopback_warns_that_there_is_no_authentication(tmp_path: Path) -> None:
     port = free_port()
-    process = start(tmp_path / "state", "--no-controllers", "--address", "0.0.0.0", port=port)
+    process = start(tmp_path / "state", "--no-controllers", "--address", "0.0.0.0", port=port, secure=True)
     try:
-        wait_ready(f"http://127.0.0.1:{port}", process)
+        wait_ready(f"https://127.0.0.1:{port}", process)
     finally:
         process.terminate()
         _, err = process.communicate(timeout=10)

@@ -16,19 +16,18 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits
 from tests.kubectl_cli import Kubectl
-from tests.servers import serving
+from tests.servers import server_config, serving
 
 BOUND = 15.0  # generous: only a hang fails it
 CM = "/api/v1/namespaces/default/configmaps"
 
 
 async def started(tmp_path: Path, **config: object) -> APIServer:
-    server = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False, **config))  # type: ignore[arg-type]
+    server = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False, **config))  # type: ignore[arg-type]
     await server.start()
     return server
 

@@ -17,6 +17,7 @@ from kplane.core.authn.user import UserInfo
 from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
+from tests.servers import server_config
 from tests.conftest import Client, Reply
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -42,7 +43,7 @@ class TokensPlugin:
 
 
 def rbac_config(data_dir: Path, *, controllers: bool = False) -> ServerConfig:
-    return ServerConfig(data_dir=data_dir, port=0, run_controllers=controllers, extra_plugins=[("tokens", TokensPlugin())],
+    return server_config(data_dir=data_dir, port=0, run_controllers=controllers, extra_plugins=[("tokens", TokensPlugin())],
                         authorization=AuthorizationOptions(modes=("RBAC",)))
 
 
@@ -357,7 +358,7 @@ async def test_bootstrap_policy_is_reconciled_keeping_what_users_changed(tmp_pat
 
 async def test_two_servers_on_one_storage_reconcile_together(tmp_path: Path, etcd_server) -> None:
     storage = f"etcd://127.0.0.1:{etcd_server.client_port}/rbac-{tmp_path.name}"
-    servers = [APIServer(ServerConfig(data_dir=tmp_path / name, port=0, run_controllers=False, storage_url=storage,
+    servers = [APIServer(server_config(data_dir=tmp_path / name, port=0, run_controllers=False, storage_url=storage,
                                       authorization=AuthorizationOptions(modes=("RBAC",)))) for name in ("a", "b")]
     await asyncio.gather(*(s.start() for s in servers))
     try:

@@ -17,12 +17,12 @@ from kplane.core.client.rest import ApiError
 from kplane.core.hookspecs import hookimpl
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.registry.registry import Registry
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.waiting import eventually
+from tests.servers import server_config
 
 pytestmark = pytest.mark.controllers
 
@@ -242,7 +242,7 @@ class PodQuota:
 @pytest.fixture
 async def quota_server(tmp_path: Path) -> AsyncIterator[tuple[APIServer, PodQuota]]:
     quota = PodQuota(allowed=3)
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, extra_plugins=[("test-quota", quota)]))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, extra_plugins=[("test-quota", quota)]))
     await srv.start()
     try:
         yield srv, quota

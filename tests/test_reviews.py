@@ -20,9 +20,9 @@ from kplane.api import (
     Rules, Served, UserInfo, Verdict, hookimpl,
 )
 from kplane.core.authz.options import AuthorizationOptions
-from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from tests.kubectl_cli import Kubectl
+from tests.servers import server_config
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config  # noqa: E402
@@ -90,7 +90,7 @@ class GatePlugin:
 
 @pytest.fixture
 async def gated(tmp_path: Path) -> AsyncIterator[APIServer]:
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, run_controllers=False,
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False,
                                  extra_plugins=[("gate", GatePlugin())],
                                  authorization=AuthorizationOptions(modes=("Gate",))))
     await srv.start()

@@ -19,8 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import ssl
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from ssl import SSLContext  # by name: the ClientConfig field "ssl" shadows the module in annotations
@@ -29,6 +27,7 @@ from typing import Any
 import yaml
 
 from kplane.core.client.rest import RESTClient
+from kplane.core.client.tls import TLSClientConfig, TLSConfigError
 
 UNSUPPORTED_USER_FIELDS = ("exec", "auth-provider", "as", "as-uid", "as-groups", "as-user-extra")
 
@@ -56,20 +55,6 @@ class ClientConfig:
             return {}
         credentials = base64.b64encode(f"{self.username or ''}:{self.password or ''}".encode()).decode()
         return {"Authorization": f"Basic {credentials}"}
-
-
-class _TLSContext(SSLContext):
-    """An SSLContext that sends and verifies ``tls_server_name`` instead of the host dialled (``tls-server-name``).
-
-    asyncio (hence aiohttp) wraps every connection through ``wrap_bio``; overriding it here keeps
-    the setting inside the session, whoever makes requests with it.
-    """
-
-    tls_server_name: str | None = None
-
-    def wrap_bio(self, incoming: ssl.MemoryBIO, outgoing: ssl.MemoryBIO, server_side: bool = False,
-                 server_hostname: str | bytes | None = None, session: ssl.SSLSession | None = None) -> ssl.SSLObject:
-        return super().wrap_bio(incoming, outgoing, server_side, self.tls_server_name or server_hostname, session)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,45 +196,18 @@ def _resolve(name: str, server: str, ctx: _Entry, cluster: _Entry, user: _Entry)
 
 
 def _tls_context(cluster: _Entry, user: _Entry) -> SSLContext:
-    """Verification as create_default_context sets it up, plus the cluster's CA, server name and the user's cert."""
-    ca = cluster.data("certificate-authority-data") or _file_data(cluster, "certificate-authority")
-    ctx = _TLSContext(ssl.PROTOCOL_TLS_CLIENT)  # certificates and host names verified
-    ctx.tls_server_name = cluster.body.get("tls-server-name") or None
+    """The cluster's CA (else the system's), server name and insecure-skip-tls-verify, and the user's certificate."""
+    tls = TLSClientConfig(
+        ca_data=cluster.data("certificate-authority-data") or _file_data(cluster, "certificate-authority"),
+        cert_data=user.data("client-certificate-data") or user.path("client-certificate"),
+        key_data=user.data("client-key-data") or user.path("client-key"),
+        server_name=cluster.body.get("tls-server-name") or None,
+        insecure=bool(cluster.body.get("insecure-skip-tls-verify")),
+    )
     try:
-        if cluster.body.get("insecure-skip-tls-verify"):
-            if ca is not None:
-                raise KubeconfigError("a certificate authority together with insecure-skip-tls-verify is not allowed")
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        elif ca is not None:
-            ctx.load_verify_locations(cadata=ca.decode())
-        else:
-            ctx.load_default_certs()
-    except (ssl.SSLError, UnicodeDecodeError) as err:
-        raise KubeconfigError(f"unusable certificate-authority: {err}") from None
-    cert = user.data("client-certificate-data") or user.path("client-certificate")
-    key = user.data("client-key-data") or user.path("client-key")
-    if (cert is None) != (key is None):
-        raise KubeconfigError("a client certificate needs a client key, and a key a certificate")
-    if cert is not None and key is not None:
-        _load_cert_chain(ctx, cert, key)
-    return ctx
-
-
-def _load_cert_chain(ctx: SSLContext, cert: bytes | Path, key: bytes | Path) -> None:
-    """``load_cert_chain`` reads only files: inline data goes through a private temporary folder, removed after."""
-    with tempfile.TemporaryDirectory(prefix="kplane-tls-") as folder:
-        paths = []
-        for label, value in (("cert", cert), ("key", key)):
-            if not isinstance(value, Path):
-                written = Path(folder, f"{label}.pem")
-                written.write_bytes(value)
-                value = written
-            paths.append(value)
-        try:
-            ctx.load_cert_chain(paths[0], paths[1])
-        except (ssl.SSLError, OSError) as err:
-            raise KubeconfigError(f"unusable client certificate or key: {err}") from None
+        return tls.context()
+    except TLSConfigError as err:
+        raise KubeconfigError(str(err)) from None
 
 
 def _file_data(entry: _Entry, key: str) -> bytes | None:

@@ -1,9 +1,10 @@
 """An asyncio REST client for any group/version/resource of a Kubernetes-style API server.
 
-It speaks plain HTTP+JSON like any other client; controllers use it to reach the server, even
-when they run in the server's own process.
+It speaks HTTP+JSON like any other client, over TLS for an https:// server (``ssl``: a context
+from :class:`~kplane.core.client.tls.TLSClientConfig`, or the kubeconfig's through
+``from_config``); controllers use it to reach the server, even when they run in the server's own process.
 
-    client = RESTClient("http://127.0.0.1:6443")
+    client = RESTClient.from_config(load_kubeconfig())  # or RESTClient(url, ssl=tls.context())
     deployments = client.resource("apps", "v1", "deployments", namespace="default")
     web = await deployments.get("web")
     async for event in deployments.watch(resource_version=rv):

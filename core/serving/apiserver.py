@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import secrets
 import socket
+import ssl
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from aiohttp import web
 from kplane.core.audit.filter import Auditor, auditor_from
 from kplane.core.audit.policy import PolicyError
 from kplane.core.authn.authenticators import Authenticators, StaticTokens
+from kplane.core.authn.clientcert import ClientCertificates
 from kplane.core.authn.configured import AuthenticationConfigError, add_configured
 from kplane.core.authn.filter import authentication_filter
 from kplane.core.authn.impersonation import impersonation_filter
@@ -29,6 +31,7 @@ from kplane.core.config import ServerConfig
 from kplane.core.controllers.leading import run_controllers, stand_for_election
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.pki.certificates import KeyPair
 from kplane.core.plugins import PluginManager
 from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
@@ -40,6 +43,8 @@ from kplane.core.server.filterchain import AUDIT, AUTHENTICATION, AUTHORIZATION,
 from kplane.core.serving.delegation import delegate
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
+from kplane.core.serving.tls import (
+    SecureServing, check_serving, is_loopback, loopback_certificate, loopback_client_tls, prepare_secure_serving)
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
@@ -78,10 +83,13 @@ class APIServer:
         self.authorizers = Authorizers(config.authorization.modes)
         self._delegation_clients: list[RESTClient] = []  # to the host this server extends, if any
         self.auditor: Auditor | None = None
+        self._loopback_ssl: ssl.SSLContext | None = None  # how they verify us over HTTPS
+        self.secure_serving: SecureServing | None = None  # None: plain HTTP (--http)
         self.url = ""
 
     async def start(self) -> None:
         cfg = self.config
+        check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_exposed(cfg.address)
         try:
@@ -89,6 +97,10 @@ class APIServer:
         except AuthenticationConfigError as err:
             raise StartupError(str(err)) from None
         self.auditor = _auditor(cfg)
+        loopback: KeyPair | None = None
+        if cfg.tls:  # key generation: not on the event loop
+            loopback = await asyncio.to_thread(loopback_certificate)
+            self._loopback_ssl = loopback_client_tls(loopback).context()
         if self._load_plugins:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
@@ -100,7 +112,7 @@ class APIServer:
         self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
-        self._loopback = RESTClient("", token=self._loopback_token)
+        self._loopback = RESTClient("", token=self._loopback_token, ssl=self._loopback_ssl)
         self.informers = SharedInformerFactory(self._loopback)
         self.scheme.set_runtime_config(cfg.runtime_config)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers,
@@ -129,17 +141,27 @@ class APIServer:
             self.auditor.start()
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
+        if loopback is not None:  # the files in DATA_DIR/pki, once all else is ready
+            self.secure_serving = await asyncio.to_thread(prepare_secure_serving, cfg, loopback)
+            if self.secure_serving.client_ca is not None:  # kplane's own CA signs the users' certificates
+                self.authenticators.add_request("x509", ClientCertificates(self.secure_serving.client_ca))
+        listener = self.secure_serving.listener if self.secure_serving is not None else None
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
         # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
-        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN)
+        site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN,
+                           ssl_context=listener)
         await site.start()
-        host, port = self.runner.addresses[0][:2]
-        self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        self.url = _url("https" if listener is not None else "http", *self.runner.addresses[0][:2])
+        if listener is None:
+            log.warning("serving plain HTTP on %s (--http): no TLS, so clients cannot check the server "
+                        "nor present certificates", self.url)
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
-            write_kubeconfig(self.kubeconfig_path, self.url)
+            serving = self.secure_serving
+            write_kubeconfig(self.kubeconfig_path, self.url, serving.ca_data if serving else None,
+                             serving.admin if serving else None)
         app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()
@@ -148,7 +170,7 @@ class APIServer:
         """The controller-manager in-process, over a loopback client; under leader election it
         runs only while this server holds the Lease and stands again after losing it."""
         cfg = self.config
-        client = self._controller_client = RESTClient(self.url, token=self._loopback_token)
+        client = self._controller_client = RESTClient(self.url, token=self._loopback_token, ssl=self._loopback_ssl)
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers)
@@ -206,13 +228,16 @@ def _auditor(cfg: ServerConfig) -> Auditor | None:
         raise StartupError(f"cannot open the audit log {cfg.audit.log_path}: {err.strerror}") from None
 
 
+def _url(scheme: str, host: str, port: int) -> str:
+    """The server's URL; listening on every address, it is reached on loopback."""
+    if ipaddress.ip_address(host).is_unspecified:
+        host = "::1" if ":" in host else "127.0.0.1"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
 def _warn_if_exposed(address: str) -> None:
     """Anyone who reaches a non-loopback address may do anything: say so until authentication exists."""
-    try:
-        loopback = address == "localhost" or ipaddress.ip_address(address).is_loopback
-    except ValueError:  # a host name: it may well resolve to a public address
-        loopback = False
-    if not loopback:
+    if not is_loopback(address):
         log.warning("listening on %s, beyond this machine: kplane has no authentication or authorization yet, "
                     "so anyone who can reach this port can read and change everything, Secrets included",
                     address or "every address")
