@@ -84,6 +84,7 @@ class PluginOptions:
         check = argparse.ArgumentParser(add_help=False, parents=[self.command] if self.command is not None else [])
         self._dests = {action.dest for action in check._actions}
         for option in self.options:
-            check.add_argument(*option.flags, **option.kwargs)
+            if option.dest not in self._dests:  # else on the command already: attached, then one was removed
+                check.add_argument(*option.flags, **option.kwargs)
             self._dests.add(option.dest)
         return check

@@ -25,6 +25,8 @@ from __future__ import annotations
 from kplane.core.hookspecs import hookimpl
 from kplane.core.config import ServerConfig  # every hook's ``config``
 from kplane.core.pluginoptions import PluginOptions  # kplane_add_options' ``parser``
+from kplane.core.server.filters import parse_duration  # a flag's Go duration (``1h30m``) in seconds
+from kplane.core import privatefiles  # files only their owner may read (keys), written 0600 in 0700 folders
 
 # -- types and schemas ----------------------------------------------------------------------------
 from kplane.core.meta import clock

@@ -73,6 +73,19 @@ def test_a_skipped_plugins_flags_are_taken_out() -> None:
         options.command.parse_args(["--clash-first"])
 
 
+def test_a_plugin_broken_after_the_flags_are_attached_leaves_the_others_flags_working() -> None:
+    """--skip-broken-plugins takes a plugin out after the command line was read (a later hook
+    broke): the flags of the plugins that stay are on the command already, and stay usable."""
+    plugins, options = PluginManager(skip_broken=True), PluginOptions(command())
+    plugins.register(Sizes(), "widgets")
+    plugins.register(Clash("--clash-later"), "later")
+    plugins.add_options(options)
+    options.attach()
+    options.remove([o for o in options.options if o.plugin == "later"])
+    assert [(o.plugin, o.dest) for o in options.options] == [("widgets", "widgets_max_size")]
+    assert options.command is not None and options.command.parse_args(["--widgets-max-size", "3"]).widgets_max_size == 3
+
+
 class Prefixes:
     """Flags that are prefixes of ``kplane serve``'s own: --plugins, --skip-broken-plugins, --verbose."""
 

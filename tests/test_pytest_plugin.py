@@ -145,7 +145,7 @@ import pytest
 
 @pytest.mark.kplane(plugin_settings={"apiregistration": {"backends": True, "probe_interval": 1}})
 def test_on(kplane):
-    assert kplane.server.config.plugin_settings == {"apiregistration": {"backends": True, "probe_interval": 1}}
+    assert kplane.server.config.plugin_settings["apiregistration"] == {"backends": True, "probe_interval": 1}
     kplane.apply({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
                   "metadata": {"name": "v1.backend.example.com"},
                   "spec": {"group": "backend.example.com", "version": "v1", "url": "http://127.0.0.1:9",

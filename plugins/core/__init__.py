@@ -1,5 +1,6 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
-ServiceAccount, Node, Service; its admission chain, its controllers (namespace deletion,
+ServiceAccount (with its ``token`` subresource and the authenticator of those tokens), Node,
+Service; its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
 ``default/kubernetes`` Service made at start.
 
@@ -8,16 +9,25 @@ in this order."""
 
 from __future__ import annotations
 
-from kplane.api import APIError, AdmissionChain, ControllerManager, Registry, RequestContext, Scheme, ServerConfig, hookimpl
-from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, types
+from kplane.api import (
+    APIError, AdmissionChain, Authenticators, ControllerManager, PluginOptions, Registry, RequestContext, Scheme,
+    ServerConfig, SharedInformerFactory, hookimpl,
+)
+from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
+from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
 from kplane.plugins.core.v1 import services as v1_services
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@hookimpl
+def kplane_add_options(parser: PluginOptions) -> None:
+    settings.add_flags(parser)
 
 
 @hookimpl
@@ -62,7 +72,7 @@ def kplane_register_conversions(scheme: Scheme) -> None:
 
 
 @hookimpl
-def kplane_register_strategies(registry: Registry) -> None:
+def kplane_register_strategies(registry: Registry, plugin_name: str, config: ServerConfig | None) -> None:
     registry.add_strategy(GROUP, "namespaces", strategy.NamespaceStrategy())
     registry.add_strategy(GROUP, "namespaces", strategy.NamespaceStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "namespaces", strategy.NamespaceFinalizeStrategy(), subresource="finalize")
@@ -73,6 +83,8 @@ def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
     registry.add_strategy(GROUP, "serviceaccounts", strategy.ServiceAccountStrategy())
+    made = tokens.create(registry, settings.settings_of(config, plugin_name), config.data_dir if config is not None else None)
+    registry.add_subresource(GROUP, "serviceaccounts", "token", tokenrequest.TokenREST(registry, made.keys, made.settings))
     registry.add_strategy(GROUP, "nodes", strategy.NodeStrategy())
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
@@ -87,6 +99,20 @@ def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None
     chain.add_mutating("Priority", pod_admission.priority)
     chain.add_mutating("DefaultTolerationSeconds", pod_admission.default_toleration_seconds)
     chain.add_validating("NamespaceLifecycle", admission.immortal_namespaces)
+
+
+@hookimpl
+async def kplane_register_authenticators(authenticators: Authenticators, registry: Registry,
+                                         informers: SharedInformerFactory | None, config: ServerConfig | None) -> None:
+    """ServiceAccount tokens authenticate; the API audiences, unless the server has its own, are
+    those of ``--api-audiences`` (kube's default: the issuer)."""
+    made = tokens.of(registry)
+    if config is not None:
+        await made.keys.load()
+    if not authenticators.api_audiences:
+        authenticators.api_audiences = made.settings.audiences
+    authenticators.add_token("ServiceAccountTokens", authenticator.ServiceAccountTokens(
+        made.keys, made.settings.issuers, authenticators.api_audiences, authenticator.Objects(registry, informers)))
 
 
 @hookimpl

@@ -1,0 +1,136 @@
+"""The ServiceAccount token authenticator (kube's ``pkg/serviceaccount/jwt.go`` and the
+validator of ``claims.go``).
+
+A bearer token is this authenticator's when it is a JWT whose ``iss`` is one of the accepted
+issuers; any other token is left to the next authenticator. One of ours is good when a verifying
+key checks its signature, its audiences meet those asked for (the API audiences for a request),
+it is within ``exp``/``nbf``/``iat`` give or take kube's minute of leeway, and the ServiceAccount
+and the Pod or Secret it is bound to still exist with the uids it names (an object deleted more
+than the leeway ago and only waiting for its finalizers counts as gone). Otherwise the request is
+a 401. The objects come from the loopback informers' caches; what a cache has not got (not
+synced yet, or behind a write just made) is read from storage, as kube's token getter falls back
+to a live read: only a token with a good signature gets that far.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+
+from kplane.api import APIError, Authenticated, AuthenticationError, Informer, Registry, RequestContext, SharedInformerFactory, clock
+from kplane.plugins.core.tokens.claims import LEEWAY, BoundClaims, user_of
+from kplane.plugins.core.tokens.keys import KeySet
+
+Obj = dict[str, Any]
+INVALIDATED = "service account token has been invalidated"
+
+
+class Objects:
+    """The ServiceAccounts, Pods and Secrets tokens name, cached by informers, read from storage
+    when the cache has not got the object a token names."""
+
+    PLURALS = ("serviceaccounts", "pods", "secrets")
+
+    def __init__(self, registry: Registry, informers: SharedInformerFactory | None) -> None:
+        self.registry = registry
+        self.informers: dict[str, Informer] = (
+            {plural: informers.informer("", "v1", plural) for plural in self.PLURALS} if informers is not None else {})
+
+    async def current(self, plural: str, namespace: str, name: str, uid: str) -> Obj | None:
+        """The object named, as the cache has it when its uid is ``uid``, else as storage has it
+        (None: there is none)."""
+        informer = self.informers.get(plural)
+        if informer is not None and informer.synced.is_set():
+            cached = informer.lister().namespaced(namespace).get(name)
+            if cached is not None and (cached.get("metadata") or {}).get("uid") == uid:
+                return cached
+        store = self.registry.store("", plural)
+        assert store is not None  # the core plugin registered it
+        try:
+            return (await store.get(RequestContext(resource=plural, namespace=namespace, name=name), name)).obj
+        except APIError as err:
+            if err.code == 404:
+                return None
+            raise
+
+
+class ServiceAccountTokens:
+    """``authenticate_token`` for the tokens of the ``serviceaccounts/token`` subresource."""
+
+    def __init__(self, keys: KeySet, issuers: tuple[str, ...], api_audiences: tuple[str, ...], objects: Objects) -> None:
+        self.keys = keys
+        self.issuers = frozenset(issuers)
+        self.api_audiences = api_audiences
+        self.objects = objects
+
+    async def authenticate_token(self, token: str, audiences: tuple[str, ...]) -> Authenticated | None:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return None  # not a JWT: another authenticator's
+        if unverified.get("iss") not in self.issuers:
+            return None
+        payload = self._verified(token, str(header.get("kid", "")))
+        token_audiences = _audiences(payload.get("aud")) or self.api_audiences  # none: the API's, as kube
+        wanted = audiences or self.api_audiences
+        good_for = tuple(a for a in token_audiences if a in wanted)
+        if not good_for:
+            raise AuthenticationError(f"token audiences {list(token_audiences)} is invalid for the target audiences {list(wanted)}")
+        claims = BoundClaims.read(payload)
+        if claims is None:
+            raise AuthenticationError("token could not be validated")
+        await self._still_bound(claims)
+        jti = payload.get("jti")
+        return Authenticated(user_of(claims, jti if isinstance(jti, str) else ""), good_for)
+
+    def _verified(self, token: str, kid: str) -> dict[str, Any]:
+        """The payload once a key verifies the signature and the times are good."""
+        problems: list[str] = []
+        for key in self.keys.candidates(kid):
+            try:
+                return jwt.decode(token, key.key, algorithms=list(key.algorithms), leeway=LEEWAY,
+                                  options={"verify_aud": False, "verify_iss": False})
+            except jwt.InvalidSignatureError:
+                problems.append("signature does not verify")
+            except jwt.ExpiredSignatureError:
+                raise AuthenticationError("service account token has expired") from None
+            except jwt.ImmatureSignatureError:
+                raise AuthenticationError("service account token is not valid yet") from None
+            except jwt.PyJWTError as err:
+                problems.append(str(err))
+        raise AuthenticationError("; ".join(problems) or "no key verifies service account tokens yet")
+
+    async def _still_bound(self, claims: BoundClaims) -> None:
+        """The account, and the Pod or Secret the token is bound to, are still there, the same ones."""
+        namespace = claims.namespace
+        account = await self.objects.current("serviceaccounts", namespace, claims.account.name, claims.account.uid)
+        if account is None:
+            raise AuthenticationError(f"service account {namespace}/{claims.account.name} not found")
+        if account["metadata"].get("uid") != claims.account.uid:
+            raise AuthenticationError(f"service account UID ({account['metadata'].get('uid')}) does not match claim ({claims.account.uid})")
+        _not_deleted(account, f"service account {namespace}/{claims.account.name} has been deleted")
+        for plural, ref in (("secrets", claims.secret), ("pods", claims.pod)):
+            if ref is None:
+                continue
+            bound = await self.objects.current(plural, namespace, ref.name, ref.uid)
+            if bound is None or bound["metadata"].get("uid") != ref.uid:
+                raise AuthenticationError(INVALIDATED)
+            _not_deleted(bound, INVALIDATED)
+
+
+def _audiences(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(a for a in value if isinstance(a, str))
+    return ()
+
+
+def _not_deleted(obj: Obj, why: str) -> None:
+    """kube's rule: an object whose deletion began more than the leeway ago no longer holds a token up."""
+    deleted = obj["metadata"].get("deletionTimestamp")
+    if deleted and clock.epoch(deleted) < time.time() - LEEWAY:
+        raise AuthenticationError(why)
