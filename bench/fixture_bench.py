@@ -20,14 +20,16 @@ from pathlib import Path
 from aiohttp import web
 
 import common  # noqa: F401  (puts the repository on sys.path)
-from kplane.core.pytest_plugin import ServerThread
+from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.config import ServerConfig
+from kplane.core.pytest_plugin import ServerThread
 
 
 def kplane_round(controllers: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
-        thread = ServerThread(ServerConfig(data_dir=Path(tmp), port=0, tls=False, run_controllers=controllers, leader_election=None))
+        thread = ServerThread(ServerConfig(data_dir=Path(tmp), port=0, tls=False, run_controllers=controllers,
+                                           authorization=AuthorizationOptions(modes=("AlwaysAllow",)), leader_election=None))
         thread.start()
         took = time.perf_counter() - began
         thread.stop()

@@ -102,13 +102,15 @@ async def measure(url: str, pid: int, watchers: int, updates: int, writers: int,
 
 def serve_naive(port: int, data: Path, runtime_config: str) -> None:
     """A kplane server that encodes every watch event once per watcher (the naive way)."""
+    from kplane.core.authz.options import AuthorizationOptions
     from kplane.core.cli import _serve
     from kplane.core.config import ServerConfig
     from kplane.core.runtime.scheme import parse_runtime_config
     from kplane.core.serving.apiserver import APIServer
 
-    asyncio.run(_serve(APIServer(ServerConfig(data_dir=data, port=port, tls=False, run_controllers=False, share_watch_encoding=False,
-                                              runtime_config=parse_runtime_config(runtime_config)))))
+    config = ServerConfig(data_dir=data, port=port, tls=False, authorization=AuthorizationOptions(modes=("AlwaysAllow",)),
+                          run_controllers=False, share_watch_encoding=False, runtime_config=parse_runtime_config(runtime_config))
+    asyncio.run(_serve(APIServer(config)))
 
 
 BETA = "apps/v1beta2=true"  # served for --version v1beta2

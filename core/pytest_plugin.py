@@ -50,6 +50,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kplane.core.authz.authorizers import ALWAYS_ALLOW
+from kplane.core.authz.options import RBAC, AuthorizationOptions
 from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.config import ServerConfig
 from kplane.core.patching.mediatypes import APPLY_PATCH
@@ -68,16 +70,17 @@ class Protection:
     ``kplane serve`` does, as settings of :class:`ServerConfig` and flags of ``kplane serve``."""
 
     tls: bool = False  # HTTPS, with a CA in the data dir and the admin's client certificate
+    rbac: bool = False  # --authorization-mode RBAC (else AlwaysAllow): the bootstrap policy and your Roles decide
 
     def server_config(self) -> dict[str, Any]:
-        return {"tls": self.tls}
+        return {"tls": self.tls, "authorization": AuthorizationOptions(modes=(RBAC if self.rbac else ALWAYS_ALLOW,))}
 
     def serve_flags(self) -> list[str]:
-        return [] if self.tls else ["--http"]
+        return [*([] if self.tls else ["--http"]), "--authorization-mode", RBAC if self.rbac else ALWAYS_ALLOW]
 
 
-QUICK = Protection()  # plain HTTP on loopback
-SECURE = Protection(tls=True)  # as kplane serve runs
+QUICK = Protection()  # plain HTTP on loopback, everything allowed
+SECURE = Protection(tls=True, rbac=True)  # as kplane serve runs: HTTPS, RBAC
 
 
 def protection(secure: bool) -> Protection:

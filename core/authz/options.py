@@ -9,9 +9,13 @@ from kplane.core.authz.authorizers import ALWAYS_ALLOW
 from kplane.core.authz.delegated import WEBHOOK
 
 
+#: The mode of the rbac plugin, kplane's default as kubeadm's clusters' (kube-apiserver's flag says AlwaysAllow).
+RBAC = "RBAC"
+
+
 @dataclass
 class AuthorizationOptions:
-    modes: tuple[str, ...] = (ALWAYS_ALLOW,)  # --authorization-mode, asked in this order
+    modes: tuple[str, ...] = (RBAC,)  # --authorization-mode, asked in this order
 
 
 def _modes(text: str) -> tuple[str, ...]:
@@ -29,12 +33,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                         help="authorizers asked in order, comma-separated: AlwaysAllow, AlwaysDeny, Webhook (the "
                              "host of --authorization-kubeconfig) or a mode a plugin offers (RBAC); members of "
                              f"system:masters are always allowed (default {default}; Webhook with "
-                             "--authorization-kubeconfig)")
+                             "--authorization-kubeconfig; AlwaysAllow with --http)")
 
 
-def from_args(args: argparse.Namespace, *, delegated: bool = False) -> AuthorizationOptions:
-    """The flags' options; ``delegated``: an ``--authorization-kubeconfig`` names a host, whose
-    SubjectAccessReview then decides unless ``--authorization-mode`` says otherwise."""
+def from_args(args: argparse.Namespace, *, delegated: bool = False, plain_http: bool = False) -> AuthorizationOptions:
+    """The flags' options. Without ``--authorization-mode``: with an ``--authorization-kubeconfig``
+    (``delegated``) the host's SubjectAccessReview decides; over ``--http`` (``plain_http``),
+    where kubectl sends no credentials and every request is anonymous, everything is allowed, as
+    kube-apiserver's old insecure port did (and the server says so); otherwise RBAC."""
     if args.authorization_mode is not None:
         return AuthorizationOptions(modes=args.authorization_mode)
-    return AuthorizationOptions(modes=(WEBHOOK,)) if delegated else AuthorizationOptions()
+    if delegated:
+        return AuthorizationOptions(modes=(WEBHOOK,))
+    return AuthorizationOptions(modes=(ALWAYS_ALLOW,)) if plain_http else AuthorizationOptions()

@@ -22,7 +22,7 @@ from kplane.core.authn.configured import AuthenticationConfigError, add_configur
 from kplane.core.authn.filter import authentication_filter
 from kplane.core.authn.impersonation import impersonation_filter
 from kplane.core.authn.user import APISERVER, SYSTEM_MASTERS, UserInfo
-from kplane.core.authz.authorizers import Authorizers
+from kplane.core.authz.authorizers import ALWAYS_ALLOW, Authorizers
 from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.kubeconfig import KubeconfigError
@@ -91,7 +91,7 @@ class APIServer:
         cfg = self.config
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
-        _warn_if_exposed(cfg.address)
+        _warn_if_open(cfg)
         try:
             add_configured(self.authenticators, cfg.authentication)
         except AuthenticationConfigError as err:
@@ -119,7 +119,9 @@ class APIServer:
                                  self.authenticators, self.authorizers)
         unknown_modes = self.authorizers.unknown_modes()
         if unknown_modes:
-            raise StartupError(f"--authorization-mode names modes no plugin offers: {', '.join(unknown_modes)}")
+            raise StartupError(f"--authorization-mode names modes no plugin offers: {', '.join(unknown_modes)} "
+                               "(RBAC is the rbac plugin's; AlwaysAllow and AlwaysDeny are kplane's own, Webhook "
+                               "comes with --authorization-kubeconfig)")
         unknown = self.scheme.unknown_runtime_config()
         if unknown:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
@@ -235,9 +237,12 @@ def _url(scheme: str, host: str, port: int) -> str:
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
-def _warn_if_exposed(address: str) -> None:
-    """Anyone who reaches a non-loopback address may do anything: say so until authentication exists."""
-    if not is_loopback(address):
-        log.warning("listening on %s, beyond this machine: kplane has no authentication or authorization yet, "
-                    "so anyone who can reach this port can read and change everything, Secrets included",
-                    address or "every address")
+def _warn_if_open(config: ServerConfig) -> None:
+    """AlwaysAllow lets whoever reaches the port do anything (over --http every request is
+    anonymous, since clients send no credentials there): say so, and to whom."""
+    if ALWAYS_ALLOW not in config.authorization.modes:
+        return
+    who = "anyone on this machine" if is_loopback(config.address) else \
+        f"anyone who can reach {config.address or 'any address of this machine'}"
+    log.warning("--authorization-mode %s: %s can read and change everything, Secrets included",
+                ",".join(config.authorization.modes), who)
