@@ -56,6 +56,7 @@ from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.config import ServerConfig
 from kplane.core.patching.mediatypes import APPLY_PATCH
 from kplane.core.pluginoptions import PluginOptions
+from kplane.core.privatefiles import write_private
 from kplane.core.plugins import PluginManager
 from kplane.core.runtime.scheme import parse_runtime_config
 from kplane.core.serving.apiserver import APIServer
@@ -128,6 +129,31 @@ class Cluster:
         base = f"/apis/{group}/{version}" if group else f"/api/{version}"
         scope = f"/namespaces/{namespace}" if rt.namespaced else ""
         return f"{base}{scope}/{rt.plural}" + (f"/{name}" if name else "")
+
+    # -- identities -------------------------------------------------------------------------
+    def service_account_kubeconfig(self, name: str, namespace: str = "default", *, duration: int = 3600) -> Path:
+        """A kubeconfig acting as the ServiceAccount ``namespace/name`` (made if missing) with a
+        token good for ``duration`` seconds: run your operator with it to test its RBAC, on a
+        ``@pytest.mark.kplane(secure=True)`` server (RBAC decides there; clients send tokens over
+        HTTPS only). Everything else in it is the admin kubeconfig's (server, CA)."""
+        try:
+            self.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+        except KplaneError as err:
+            if err.code != 409:
+                raise
+        answer = self.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+                              {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                               "spec": {"expirationSeconds": duration}})
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        user = f"system:serviceaccount:{namespace}:{name}"
+        config["users"] = [{"name": user, "user": {"token": answer["status"]["token"]}}]
+        for context in config["contexts"]:
+            context["context"]["user"] = user
+            context["context"]["namespace"] = namespace
+        path = self.kubeconfig.with_name(f"kubeconfig-{namespace}-{name}")
+        write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
+        return path
 
     # -- objects ----------------------------------------------------------------------------
     def apply(self, manifests: str | Path | Obj | Iterable[Obj], namespace: str = "default") -> list[Obj]:
