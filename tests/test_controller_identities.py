@@ -29,7 +29,7 @@ from kplane.core.server.filters import RequestLimits
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.rbac.bootstrap.controller_policy import CLUSTER_ROLE_BINDINGS, CONTROLLERS
 from tests.builders import configmap, deployment
-from tests.test_protections import CM, held_post, until_in_flight
+from tests.test_protections import CM, connect, until_in_flight
 from tests.test_rbac import As, rbac_config
 from tests.servers import serving
 from tests.waiting import eventually
@@ -168,18 +168,25 @@ async def _not(check: Any) -> bool:
 
 
 async def test_controller_tokens_pass_the_in_flight_limit(tmp_path: Path) -> None:
-    """The controllers' requests, as the loopback client's, are the server's own: never refused."""
-    limits = RequestLimits(max_requests_inflight=1, max_mutating_requests_inflight=1, request_timeout=2.0)
-    srv = APIServer(ServerConfig(data_dir=tmp_path / "state", port=0, simulated_nodes=0, limits=limits))
+    """The controllers' requests, as the loopback client's, are the server's own: never refused
+    for being one too many (they go on to RBAC, which decides as for anyone)."""
+    limits = RequestLimits(max_requests_inflight=1, max_mutating_requests_inflight=1, request_timeout=30.0)
+    srv = APIServer(dataclasses.replace(rbac_config(tmp_path / "state", controllers=True), limits=limits, simulated_nodes=0))
     await srv.start()
     try:
         assert srv.controllers is not None
-        _, held = await held_post(srv)
+        body = json.dumps(configmap("held")).encode()
+        _, held = await connect(srv)  # the admin's POST, its body promised but only half sent: in flight meanwhile
+        held.write(f"POST {CM} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        await held.drain()
         async with aiohttp.ClientSession(base_url=srv.url) as session:
             await until_in_flight(session)
             for account, client in srv.controllers.accounts.items():
-                created = await client.resource("", "v1", "configmaps", "default").create(configmap(f"by-{account}"))
-                assert created["metadata"]["name"] == f"by-{account}"
+                try:
+                    await client.resource("", "v1", "configmaps", "default").create(configmap(f"by-{account}"))
+                except ApiError as err:
+                    assert err.code == 403, err  # past the limit: refused by RBAC, not made to wait
             async with session.post(CM, json={"metadata": {"name": "guess"}}, headers={"Authorization": "Bearer x"}) as reply:
                 assert reply.status == 429  # a token not of ours waits its turn
         held.close()
