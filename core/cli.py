@@ -17,9 +17,10 @@ from kplane.core import scaffold
 from kplane.core.audit import options as audit_options
 from kplane.core.authn import options as authn_options
 from kplane.core.authz import options as authz_options
-from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig
+from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig, load_kubeconfig
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.clients import ClientBuilder, SharedClient, TokenRequestAccounts
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
 from kplane.core.controllers.manager import ControllerManager, ControllerSelection
 from kplane.core.controllers.standard import build_controller_manager
@@ -217,6 +218,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     cm = sub.add_parser("controller-manager", help="run the controllers against a server, one leader at a time")
     cm.add_argument("--kubeconfig", required=True, help="kubeconfig of the server to control")
     cm.add_argument("--context", default=None, help="kubeconfig context (default: its current-context)")
+    cm.add_argument("--use-service-account-credentials", action="store_true",
+                    help="each controller acts as its own ServiceAccount in kube-system, with tokens from the "
+                         "TokenRequest API (the kubeconfig's user creates them); without it, all act as that user")
     _add_skip_flag(cm)
     _add_controller_flags(cm)
     _add_election_flags(cm)
@@ -349,10 +353,15 @@ async def _controller_manager(args: argparse.Namespace) -> int:
                             config=ServerConfig(simulated_nodes=args.simulated_nodes, controllers=args.controllers))
     plugins.load_entry_points()
     client = client_from_kubeconfig(args.kubeconfig, args.context)
+    clients: ClientBuilder = SharedClient(client)
+    if args.use_service_account_credentials:
+        bare = RESTClient.from_config(load_kubeconfig(args.kubeconfig, args.context, credentials=False))
+        clients = TokenRequestAccounts(client, bare)
     try:
-        manager = await build_controller_manager(client, plugins, controllers=args.controllers)
+        manager = await build_controller_manager(client, plugins, controllers=args.controllers, clients=clients)
         return await _run_controllers(client, manager, election)
     finally:
+        await clients.close()
         await client.close()
 
 

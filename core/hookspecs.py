@@ -473,10 +473,18 @@ def kplane_register_controllers(manager: ControllerManager, plugin_name: str, co
 
     - ``manager``: a :class:`~kplane.core.controllers.manager.ControllerManager`, not started yet.
       ``manager.add(name, controller)`` adds a controller: an object with
-      ``async def run(self)`` that works until cancelled. It reaches the server through
-      ``manager.client`` (a :class:`~kplane.core.client.rest.RESTClient`) like any other client,
-      and shares informers through ``manager.informers``. ``--controllers`` chooses by
-      ``name``.
+      ``async def run(self)`` that works until cancelled. It reaches the server like any other
+      client, through a :class:`~kplane.core.client.rest.RESTClient`, and shares informers
+      through ``manager.informers``. ``--controllers`` chooses by ``name``. Which client:
+
+      - ``manager.client_for(account)``: its own identity, ServiceAccount ``kube-system/<account>``
+        (as kube-controller-manager's ``--use-service-account-credentials``): in ``kplane serve``
+        always, in ``kplane controller-manager`` with that flag (else the kubeconfig's user).
+        Under RBAC it may do only what is granted to that account: kplane's own controllers have
+        bootstrap roles (``system:controller:<account>``); yours need a ClusterRole and binding
+        you create.
+      - ``manager.client``: the controller-manager's own identity (the informers', the Lease's;
+        in ``kplane serve`` the server's loopback user, in ``system:masters``).
     - ``plugin_name``: your plugin's name.
     - ``config``: the server's configuration, or None (see Arguments above).
 
@@ -486,7 +494,7 @@ def kplane_register_controllers(manager: ControllerManager, plugin_name: str, co
 
         @hookimpl
         def kplane_register_controllers(manager):
-            manager.add("widget-sizer", WidgetSizer(manager.client, manager.informers))
+            manager.add("widget-sizer", WidgetSizer(manager.client_for("widget-sizer"), manager.informers))
     """
 
 

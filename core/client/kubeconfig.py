@@ -86,8 +86,11 @@ class _Merged:
     contexts: dict[str, _Entry] = field(default_factory=dict)
 
 
-def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None) -> ClientConfig:
-    """Resolve ``context`` (default: the current-context) of the kubeconfig found as kubectl would."""
+def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None, *,
+                    credentials: bool = True) -> ClientConfig:
+    """Resolve ``context`` (default: the current-context) of the kubeconfig found as kubectl would.
+    Without ``credentials``: the server and how to trust it, and none of the user's credentials
+    (for clients that bring their own, as the controllers' ServiceAccount tokens)."""
     files = _candidate_files(path)
     merged = _merge(files)
     name = context or merged.current_context
@@ -110,7 +113,7 @@ def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | N
     if user is None:
         raise KubeconfigError(f'user "{user_name}" of context "{name}" does not exist')
     try:
-        return _resolve(name, server, ctx, cluster, user)
+        return _resolve(name, server, ctx, cluster, user if credentials else _Entry({}, user.folder))
     except KubeconfigError as err:
         raise KubeconfigError(f'context "{name}": {err}') from None
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from ssl import SSLContext
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
 import orjson
@@ -54,8 +54,25 @@ class WatchEvent:
     object: dict[str, Any]
 
 
+class TokenSource(Protocol):
+    """Bearer tokens that change over time (client-go's ``oauth2.TokenSource`` behind a
+    ``ResettableTokenSourceWrapTransport``): a ServiceAccount token renewed before it expires."""
+
+    async def token(self) -> str:
+        """The token to send now (fetched or renewed when needed)."""
+        ...
+
+    def reset(self) -> None:
+        """The server refused the last token (401): the next :meth:`token` fetches a new one."""
+        ...
+
+
 class RESTClient:
-    """One HTTP session to an API server; ``resource()`` hands out clients of one resource each."""
+    """One HTTP session to an API server; ``resource()`` hands out clients of one resource each.
+
+    The bearer token (``token``, or ``token_source``'s current one) goes with each request, not
+    with the session: clients acting as different users can share one session (its connections
+    and TLS settings), as the controllers of one controller-manager do."""
 
     def __init__(
         self,
@@ -63,15 +80,19 @@ class RESTClient:
         *,
         session: aiohttp.ClientSession | None = None,
         token: str | None = None,
+        token_source: TokenSource | None = None,
         ssl: SSLContext | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         """``ssl`` and ``headers`` (e.g. a Basic Authorization) shape the session made here; ignored with ``session``."""
+        if token and token_source is not None:
+            raise ValueError("a client has a token or a token source, not both")
         self.server = server.rstrip("/")
+        self.token = token or None
+        self.token_source = token_source
         self._own_session = session is None
-        sent = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
         self.session = session or aiohttp.ClientSession(
-            headers=sent,
+            headers=dict(headers or {}),
             connector=aiohttp.TCPConnector(ssl=ssl) if ssl is not None else None,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
         )
@@ -88,6 +109,16 @@ class RESTClient:
     def resource(self, group: str, version: str, plural: str, namespace: str | None = None) -> ResourceClient:
         return ResourceClient(self, group, version, plural, namespace)
 
+    async def authorization(self) -> dict[str, str]:
+        """The ``Authorization`` header of the next request; none without a token."""
+        token = await self.token_source.token() if self.token_source is not None else self.token
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def refused(self, status: int) -> None:
+        """An answer's status came back: a 401 makes the token source fetch a new token."""
+        if status == 401 and self.token_source is not None:
+            self.token_source.reset()
+
     async def request(
         self,
         method: str,
@@ -99,10 +130,12 @@ class RESTClient:
     ) -> Any:
         data = orjson.dumps(body) if body is not None else None
         headers = {"Content-Type": content_type, "Accept": "application/json"} if data is not None else {"Accept": "application/json"}
+        headers.update(await self.authorization())
         async with self.session.request(method, self.server + path, data=data, params=params, headers=headers) as reply:
             payload = await reply.read()
             parsed = orjson.loads(payload) if payload else None
             if reply.status >= 300:
+                self.refused(reply.status)
                 raise ApiError(reply.status, parsed if isinstance(parsed, dict) else {"message": payload.decode(errors="replace")})
             return parsed
 
@@ -163,8 +196,10 @@ class ResourceClient:
             query["allowWatchBookmarks"] = "true"
         if timeout_seconds:
             query["timeoutSeconds"] = str(timeout_seconds)
-        async with self.client.session.get(self.client.server + self.collection, params=query) as reply:
+        headers = await self.client.authorization()
+        async with self.client.session.get(self.client.server + self.collection, params=query, headers=headers) as reply:
             if reply.status >= 300:
+                self.client.refused(reply.status)
                 payload = await reply.read()
                 raise ApiError(reply.status, orjson.loads(payload) if payload else {})
             async for line in reply.content:

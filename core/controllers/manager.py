@@ -14,6 +14,7 @@ from typing import Protocol
 
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
+from kplane.core.controllers.clients import ClientBuilder, SharedClient
 
 log = logging.getLogger(__name__)
 
@@ -53,17 +54,32 @@ ALL = ControllerSelection()
 
 
 class ControllerManager:
-    """Controllers share one client and one informer per resource (``manager.informers``).
+    """Controllers share one informer per resource (``manager.informers``, on the manager's own
+    ``client``) and act each through its own client (``client_for``), as kube-controller-manager.
 
-    Every name added is known (``known``), but only those the selection enables are kept."""
+    Every name added is known (``known``), but only those the selection enables are kept.
+    ``clients`` decides who a controller's client is (by default the manager's own client)."""
 
-    def __init__(self, client: RESTClient, selection: ControllerSelection = ALL) -> None:
+    def __init__(self, client: RESTClient, selection: ControllerSelection = ALL, *,
+                 clients: ClientBuilder | None = None) -> None:
         self.client = client
         self.selection = selection
+        self.clients = clients if clients is not None else SharedClient(client)
         self.informers = SharedInformerFactory(client)
+        #: The ServiceAccount names controllers asked for, and the client each got.
+        self.accounts: dict[str, RESTClient] = {}
         self.known: set[str] = set()
         self.controllers: dict[str, Controller] = {}
         self._tasks: list[asyncio.Task[None]] = []
+
+    def client_for(self, account: str) -> RESTClient:
+        """The client of a controller acting as ServiceAccount ``kube-system/<account>`` (kube's
+        ``ClientBuilder.ClientOrDie``), authorized by what is granted to that account (the
+        bootstrap role ``system:controller:<account>`` for kplane's own controllers)."""
+        client = self.accounts.get(account)
+        if client is None:
+            client = self.accounts[account] = self.clients.client_for(account)
+        return client
 
     def add(self, name: str, controller: Controller) -> None:
         if name in self.known:

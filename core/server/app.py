@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 import orjson
@@ -65,12 +66,13 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
               share_watch_encoding: bool = True, filters: FilterChain | None = None,
               sources: APISources | None = None,
-              limits: RequestLimits | None = None, loopback_token: str = "") -> web.Application:
+              limits: RequestLimits | None = None, loopback_tokens: Collection[str] = ()) -> web.Application:
     """The server's routes behind the request filters (:mod:`kplane.core.server.filters`, then
     the plugins' ``filters`` by stage, in kube-apiserver's order); discovery and OpenAPI also list
-    what the plugins' ``sources`` name."""
+    what the plugins' ``sources`` name. ``loopback_tokens``: the bearer tokens of the server's
+    own clients, read on each request (a live view: the controllers' are added later)."""
     limits = limits or RequestLimits()
-    middlewares: list[Any] = [status_errors, max_in_flight(limits, loopback_token), request_timeout(limits)]
+    middlewares: list[Any] = [status_errors, max_in_flight(limits, loopback_tokens), request_timeout(limits)]
     if filters is not None:
         middlewares.append(filters.middleware)
     app = web.Application(middlewares=middlewares, client_max_size=negotiation.MAX_BODY + 1)

@@ -7,8 +7,9 @@ errors as Status (``app.status_errors``) -> max in-flight -> timeout -> the plug
   ``TooManyRequests`` with ``Retry-After: 1``. A request counts while its body is read. Not
   counted: long-running requests (watches, and exec/attach/log/proxy/portforward), health probes
   (Kubernetes exempts them through the ``probes`` FlowSchema) and the server's own loopback
-  clients, whose requests carry this process' loopback bearer token (Kubernetes' loopback client is
-  in ``system:masters``, which the limit lets through). 0 turns a limit off.
+  clients, whose requests carry one of this process' own bearer tokens (the loopback clients' and
+  the in-process controllers'; Kubernetes' loopback client is in ``system:masters``, which the
+  limit lets through). 0 turns a limit off.
 - **Timeout** (``WithRequestDeadline`` + ``WithTimeoutForNonLongRunningRequests``): a request that
   is not long-running ends after ``request_timeout`` seconds, or after ``?timeout=`` (a Go
   duration) when that is shorter, with 504 ``Timeout``. This filter writes the answer itself, so
@@ -23,7 +24,7 @@ import asyncio
 import contextlib
 import hmac
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -84,11 +85,17 @@ def _long_running(request: web.Request) -> bool:
     return info is not None and info.subresource in LONG_RUNNING_SUBRESOURCES
 
 
-def is_loopback(request: web.Request, token: str) -> bool:
-    """The request carries this process' loopback token (compared in constant time); never
-    without a token."""
+def is_loopback(request: web.Request, tokens: Collection[str]) -> bool:
+    """The request carries one of this process' own tokens: compared with each of them in
+    constant time, without stopping at a match, so the time taken tells nothing about any."""
     header = request.headers.get("Authorization", "")
-    return bool(token) and header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
+    if not header.startswith("Bearer "):
+        return False
+    presented = header[7:].encode()
+    found = False
+    for token in tokens:
+        found |= bool(token) and hmac.compare_digest(presented, token.encode())
+    return found
 
 
 def _too_many(request: web.Request, *, close: bool = False) -> web.Response:
@@ -101,14 +108,14 @@ def _too_many(request: web.Request, *, close: bool = False) -> web.Response:
     return response
 
 
-def max_in_flight(limits: RequestLimits, loopback_token: str) -> Middleware:
+def max_in_flight(limits: RequestLimits, loopback_tokens: Collection[str]) -> Middleware:
     """The middleware counting read-only and mutating requests separately."""
     caps = {True: limits.max_requests_inflight, False: limits.max_mutating_requests_inflight}
     running = {True: 0, False: 0}
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        loopback = is_loopback(request, loopback_token)
+        loopback = is_loopback(request, loopback_tokens)
         connection = request.protocol if isinstance(request.protocol, GuardedRequestHandler) else None
         if loopback and connection is not None:
             connection.exempt()

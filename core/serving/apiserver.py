@@ -28,6 +28,7 @@ from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.kubeconfig import KubeconfigError
 from kplane.core.client.rest import RESTClient
 from kplane.core.config import ServerConfig
+from kplane.core.controllers.clients import InProcessAccounts
 from kplane.core.controllers.leading import run_controllers, stand_for_election
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
@@ -71,15 +72,18 @@ class APIServer:
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
         self.controllers: ControllerManager | None = None
-        self._controller_client: RESTClient | None = None
+        self._controller_client: RESTClient | None = None  # the controller-manager's own (its informers')
+        self._controller_accounts: InProcessAccounts | None = None  # each controller's
         self._controller_task: asyncio.Task[None] | None = None
         self._loopback: RESTClient | None = None
         self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
-        # The in-process clients' bearer token: their requests pass the in-flight limits and the
-        # connection cap, as kube-apiserver's loopback client (in system:masters) does.
+        # The in-process clients' bearer tokens: the loopback one, and one per controller added by
+        # _start_controllers. Their requests pass the in-flight limits and the connection cap, as
+        # kube-apiserver's loopback client (in system:masters) does.
         self._loopback_token = secrets.token_urlsafe(32)
+        self._own_tokens = StaticTokens({self._loopback_token: LOOPBACK_USER})
         self.authenticators = Authenticators(anonymous=config.authentication.anonymous)
-        self.authenticators.add_token("loopback", StaticTokens({self._loopback_token: LOOPBACK_USER}))
+        self.authenticators.add_token("loopback", self._own_tokens)
         self.authorizers = Authorizers(config.authorization.modes)
         self._delegation_clients: list[RESTClient] = []  # to the host this server extends, if any
         self.auditor: Auditor | None = None
@@ -136,7 +140,7 @@ class APIServer:
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
-                        limits=cfg.limits, loopback_token=self._loopback_token)
+                        limits=cfg.limits, loopback_tokens=self._own_tokens.tokens.keys())
         app.router.add_get("/debug/plugins", self._debug_plugins)
         if self.auditor is not None:
             app.on_response_prepare.append(self.auditor.response_prepared)
@@ -169,13 +173,17 @@ class APIServer:
             await self._start_controllers()
 
     async def _start_controllers(self) -> None:
-        """The controller-manager in-process, over a loopback client; under leader election it
-        runs only while this server holds the Lease and stands again after losing it."""
+        """The controller-manager in-process, over a loopback client (its informers, the Lease);
+        each controller acts as its own ServiceAccount in kube-system through a token minted here.
+        Under leader election it runs only while this server holds the Lease and stands again
+        after losing it."""
         cfg = self.config
         client = self._controller_client = RESTClient(self.url, token=self._loopback_token, ssl=self._loopback_ssl)
+        accounts = self._controller_accounts = InProcessAccounts(client, self._own_tokens.tokens)
 
         async def build() -> ControllerManager:
-            self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers)
+            self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
+                                                              clients=accounts)
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs
@@ -201,6 +209,8 @@ class APIServer:
             self._controller_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._controller_task
+        if self._controller_accounts is not None:
+            await self._controller_accounts.close()
         if self._controller_client is not None:
             await self._controller_client.close()
         if self.registry is not None:

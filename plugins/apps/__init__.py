@@ -56,5 +56,5 @@ def kplane_register_strategies(registry: Registry) -> None:
 
 @hookimpl
 def kplane_register_controllers(manager: ControllerManager) -> None:
-    manager.add("replicaset", ReplicaSetController(manager.client, manager.informers))
-    manager.add("deployment", DeploymentController(manager.client, manager.informers))
+    manager.add("replicaset", ReplicaSetController(manager.client_for("replicaset-controller"), manager.informers))
+    manager.add("deployment", DeploymentController(manager.client_for("deployment-controller"), manager.informers))

@@ -135,10 +135,10 @@ async def kplane_post_start(registry: Registry, server_url: str) -> None:
 def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
     """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
     as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
-    manager.add("namespace", NamespaceController(manager.client))
-    manager.add("serviceaccount", ServiceAccountsController(manager.client, manager.informers))
+    manager.add("namespace", NamespaceController(manager.client_for("namespace-controller")))
+    manager.add("serviceaccount", ServiceAccountsController(manager.client_for("service-account-controller"), manager.informers))
     count = (config or ServerConfig()).simulated_nodes
     if count:
-        manager.add("simulated-nodes", SimulatedNodes(manager.client, manager.informers, count=count))
+        manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count))
     else:
         manager.known.add("simulated-nodes")

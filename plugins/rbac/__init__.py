@@ -74,4 +74,4 @@ async def kplane_post_start(registry: Registry) -> None:
 
 @hookimpl
 def kplane_register_controllers(manager: ControllerManager) -> None:
-    manager.add("clusterrole-aggregation", ClusterRoleAggregationController(manager.client, manager.informers))
+    manager.add("clusterrole-aggregation", ClusterRoleAggregationController(manager.client_for("clusterrole-aggregation-controller"), manager.informers))
