@@ -17,7 +17,7 @@ from kplane.core import scaffold
 from kplane.core.audit import options as audit_options
 from kplane.core.authn import options as authn_options
 from kplane.core.authz import options as authz_options
-from kplane.core.client.kubeconfig import KubeconfigError, client_from_kubeconfig, load_kubeconfig
+from kplane.core.client.kubeconfig import KubeconfigError, load_kubeconfig
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.client.rest import RESTClient
 from kplane.core.controllers.clients import ClientBuilder, SharedClient, TokenRequestAccounts
@@ -218,6 +218,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     cm = sub.add_parser("controller-manager", help="run the controllers against a server, one leader at a time")
     cm.add_argument("--kubeconfig", required=True, help="kubeconfig of the server to control")
     cm.add_argument("--context", default=None, help="kubeconfig context (default: its current-context)")
+    cm.add_argument("--root-ca-file", type=Path, default=None, metavar="FILE",
+                    help="the CA bundle that verifies the server, published to every namespace as the "
+                         "kube-root-ca.crt ConfigMap (default: the kubeconfig's certificate authority)")
     cm.add_argument("--use-service-account-credentials", action="store_true",
                     help="each controller acts as its own ServiceAccount in kube-system, with tokens from the "
                          "TokenRequest API (the kubeconfig's user creates them); without it, all act as that user")
@@ -345,6 +348,13 @@ async def _serve(server: APIServer) -> int:
     return 0
 
 
+def _read_root_ca(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise KubeconfigError(f"cannot read --root-ca-file {path}: {err.strerror}") from None
+
+
 async def _controller_manager(args: argparse.Namespace) -> int:
     """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
     leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
@@ -352,13 +362,16 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     plugins = PluginManager(skip_broken=args.skip_broken_plugins,
                             config=ServerConfig(simulated_nodes=args.simulated_nodes, controllers=args.controllers))
     plugins.load_entry_points()
-    client = client_from_kubeconfig(args.kubeconfig, args.context)
+    loaded = load_kubeconfig(args.kubeconfig, args.context)
+    root_ca = _read_root_ca(args.root_ca_file) if args.root_ca_file is not None else loaded.ca_data
+    client = RESTClient.from_config(loaded)
     clients: ClientBuilder = SharedClient(client)
     if args.use_service_account_credentials:
         bare = RESTClient.from_config(load_kubeconfig(args.kubeconfig, args.context, credentials=False))
         clients = TokenRequestAccounts(client, bare)
     try:
-        manager = await build_controller_manager(client, plugins, controllers=args.controllers, clients=clients)
+        manager = await build_controller_manager(client, plugins, controllers=args.controllers, clients=clients,
+                                                 root_ca=root_ca)
         return await _run_controllers(client, manager, election)
     finally:
         await clients.close()

@@ -47,6 +47,7 @@ class ClientConfig:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     ssl: SSLContext | None = field(default=None, repr=False)  # None for plain http:// servers
+    ca_data: bytes | None = field(default=None, repr=False)  # the CA bundle it trusts (None: the system's)
 
     @property
     def auth_headers(self) -> dict[str, str]:
@@ -187,6 +188,7 @@ def _resolve(name: str, server: str, ctx: _Entry, cluster: _Entry, user: _Entry)
     username, password = _text(user.body.get("username")), _text(user.body.get("password"))
     if token is not None and (username is not None or password is not None):
         raise KubeconfigError("more than one authentication method (token and basic auth); only one is allowed")
+    ca_data = cluster.data("certificate-authority-data") or _file_data(cluster, "certificate-authority")
     return ClientConfig(
         server=server,
         namespace=ctx.body.get("namespace") or "default",
@@ -194,14 +196,15 @@ def _resolve(name: str, server: str, ctx: _Entry, cluster: _Entry, user: _Entry)
         token=token,
         username=username,
         password=password,
-        ssl=_tls_context(cluster, user) if server.startswith("https://") else None,
+        ssl=_tls_context(cluster, user, ca_data) if server.startswith("https://") else None,
+        ca_data=ca_data,
     )
 
 
-def _tls_context(cluster: _Entry, user: _Entry) -> SSLContext:
+def _tls_context(cluster: _Entry, user: _Entry, ca_data: bytes | None) -> SSLContext:
     """The cluster's CA (else the system's), server name and insecure-skip-tls-verify, and the user's certificate."""
     tls = TLSClientConfig(
-        ca_data=cluster.data("certificate-authority-data") or _file_data(cluster, "certificate-authority"),
+        ca_data=ca_data,
         cert_data=user.data("client-certificate-data") or user.path("client-certificate"),
         key_data=user.data("client-key-data") or user.path("client-key"),
         server_name=cluster.body.get("tls-server-name") or None,

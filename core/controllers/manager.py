@@ -61,8 +61,11 @@ class ControllerManager:
     ``clients`` decides who a controller's client is (by default the manager's own client)."""
 
     def __init__(self, client: RESTClient, selection: ControllerSelection = ALL, *,
-                 clients: ClientBuilder | None = None) -> None:
+                 clients: ClientBuilder | None = None, root_ca: bytes | None = None) -> None:
         self.client = client
+        #: The CA bundle that verifies the API server, which pods get as ``kube-root-ca.crt``
+        #: (kube-controller-manager's ``--root-ca-file``); None when nobody knows it.
+        self.root_ca = root_ca
         self.selection = selection
         self.clients = clients if clients is not None else SharedClient(client)
         self.informers = SharedInformerFactory(client)

@@ -183,7 +183,7 @@ class APIServer:
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
-                                                              clients=accounts)
+                                                              clients=accounts, root_ca=self._root_ca())
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs
@@ -193,6 +193,11 @@ class APIServer:
             election = None
         work = run_controllers(manager) if election is None else stand_for_election(client, election, manager, build)
         self._controller_task = asyncio.create_task(work, name="controller-manager")
+
+    def _root_ca(self) -> bytes | None:
+        """The CA pods verify this server with: kplane's own, which signs the serving certificate it
+        made (with --tls-cert-file it is not known here: None)."""
+        return self.secure_serving.ca_data if self.secure_serving is not None else None
 
     async def _debug_plugins(self, request: web.Request) -> web.Response:
         """Every plugin tried, loaded or skipped, with what it registered (as ``kplane plugins -o json``)."""

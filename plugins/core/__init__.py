@@ -16,6 +16,7 @@ from kplane.api import (
 from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
+from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
@@ -137,6 +138,8 @@ def kplane_register_controllers(manager: ControllerManager, config: ServerConfig
     as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
     manager.add("namespace", NamespaceController(manager.client_for("namespace-controller")))
     manager.add("serviceaccount", ServiceAccountsController(manager.client_for("service-account-controller"), manager.informers))
+    manager.add("root-ca-cert-publisher", RootCAPublisher(manager.client_for("root-ca-cert-publisher"), manager.informers,
+                                                          manager.root_ca))
     count = (config or ServerConfig()).simulated_nodes
     if count:
         manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count))

@@ -41,6 +41,10 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["list", "watch", "patch", "create", "delete"], [LEGACY], ["pods"]),
         EVENTS,
     ],
+    "root-ca-cert-publisher": [
+        rule(["create", "update"], [LEGACY], ["configmaps"]),
+        EVENTS,
+    ],
     "service-account-controller": [
         rule(["create"], [LEGACY], ["serviceaccounts"]),
         EVENTS,
