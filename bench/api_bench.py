@@ -27,30 +27,9 @@ from pathlib import Path
 import aiohttp
 
 from common import DEPLOYMENTS as PATH
-from common import deployment, free_port, kplane, post_all, wait_ready
+from common import deployment, free_port, kplane, post_all, rate, wait_ready
 
 HERE = Path(__file__).parent
-
-
-async def rate(url: str, seconds: float, concurrency: int, make_request) -> float:
-    """Requests per second that ``concurrency`` clients complete in ``seconds``."""
-    done = 0
-    deadline = time.monotonic() + seconds
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(base_url=url, connector=connector) as session:
-
-        async def client(worker: int) -> None:
-            nonlocal done
-            i = 0
-            while time.monotonic() < deadline:
-                status = await make_request(session, worker, i)
-                assert status < 300, status
-                done += 1
-                i += 1
-
-        began = time.monotonic()
-        await asyncio.gather(*(client(w) for w in range(concurrency)))
-        return done / (time.monotonic() - began)
 
 
 async def list_ms(url: str, repeat: int = 5) -> float:
@@ -86,8 +65,8 @@ async def main(seconds: float, list_size: int) -> None:
                     await reply.read()
                     return reply.status
 
-            k_get = await rate(kplane_url, seconds, 16, get)
-            k_create = await rate(kplane_url, seconds, 16, create)
+            k_get = (await rate(kplane_url, seconds, 16, get)).per_second
+            k_create = (await rate(kplane_url, seconds, 16, create)).per_second
             async with aiohttp.ClientSession(base_url=kplane_url) as session:
                 async with session.get(PATH) as reply:
                     existing = len(json.loads(await reply.read())["items"])
@@ -105,8 +84,8 @@ async def main(seconds: float, list_size: int) -> None:
             baseline = subprocess.Popen([sys.executable, str(HERE / "baseline_server.py"), str(bport), str(bodies)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_ready(base_url, baseline)  # type: ignore[arg-type]
-            b_get = await rate(base_url, seconds, 16, get)
-            b_create = await rate(base_url, seconds, 16, create)
+            b_get = (await rate(base_url, seconds, 16, get)).per_second
+            b_create = (await rate(base_url, seconds, 16, create)).per_second
             b_list = await list_ms(base_url)
         finally:
             if baseline is not None:

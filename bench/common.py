@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +60,11 @@ def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.cor
         process.wait(timeout=20)
 
 
-async def post_all(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int = 16) -> None:
-    """POST every body, ``concurrency`` at a time; each must be created."""
-    async with aiohttp.ClientSession(base_url=url, connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+async def post_all(url: str, path: str, bodies: list[dict[str, Any]], concurrency: int = 16,
+                   headers: Mapping[str, str] | None = None) -> None:
+    """POST every body, ``concurrency`` at a time, with ``headers`` (credentials); each must be created."""
+    async with aiohttp.ClientSession(base_url=url, connector=aiohttp.TCPConnector(limit=concurrency),
+                                     headers=headers) as session:
         queue = list(bodies)
 
         async def worker() -> None:
@@ -68,6 +73,45 @@ async def post_all(url: str, path: str, bodies: list[dict[str, Any]], concurrenc
                     assert reply.status == 201, await reply.text()
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """What a closed-loop load measured: requests completed per second, and their latency."""
+
+    per_second: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+
+
+#: One request of a load: ``(session, worker, i)`` -> its status (the i-th of that worker).
+MakeRequest = Callable[[aiohttp.ClientSession, int, int], Awaitable[int]]
+
+
+async def rate(url: str, seconds: float, concurrency: int, make_request: MakeRequest,
+               headers: Mapping[str, str] | None = None) -> Rate:
+    """``concurrency`` keep-alive clients, each sending its next request as soon as the last one
+    is answered, for ``seconds``; every answer must be a success."""
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(base_url=url, connector=connector, headers=headers) as session:
+
+        async def client(worker: int) -> None:
+            i = 0
+            while time.monotonic() < deadline:
+                began = time.perf_counter()
+                status = await make_request(session, worker, i)
+                latencies.append(time.perf_counter() - began)
+                assert status < 300, status
+                i += 1
+
+        began = time.monotonic()
+        await asyncio.gather(*(client(w) for w in range(concurrency)))
+        elapsed = time.monotonic() - began
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return Rate(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, len(latencies))
 
 
 def cpu_seconds(pid: int) -> float:

@@ -273,6 +273,30 @@ async def test_escalation_needs_the_permissions_or_escalate_and_bind(rbac) -> No
     assert (await alice("POST", f"{RBAC}/namespaces/team/rolebindings", missing_role)).status == 404
 
 
+async def test_decisions_follow_the_roles_they_were_made_from(rbac) -> None:
+    """A user's bindings and their roles are looked up once and kept until the policy changes:
+    a change to a role already decided on, its deletion and its return are seen all the same."""
+    _, as_ = rbac
+    admin, bob = as_("admin"), as_("bob")
+    reader = role("cm", [{"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"]}])
+    assert (await admin("POST", f"{RBAC}/namespaces/default/roles", reader)).status == 201
+    assert (await admin("POST", f"{RBAC}/namespaces/default/rolebindings", binding("bob-cm", "Role", "cm", [user("bob")]))).status == 201
+    await status_becomes(bob, "GET", "/api/v1/namespaces/default/configmaps/x", 404)
+    assert (await bob("GET", "/api/v1/namespaces/default/configmaps")).status == 403
+
+    lister = [{"op": "replace", "path": "/rules/0/verbs", "value": ["list"]}]
+    reply = await admin.client.request("PATCH", f"{RBAC}/namespaces/default/roles/cm", lister, headers=admin.headers,
+                                       content_type="application/json-patch+json")
+    assert reply.status == 200, reply.body
+    await status_becomes(bob, "GET", "/api/v1/namespaces/default/configmaps", 200)
+    assert (await bob("GET", "/api/v1/namespaces/default/configmaps/x")).status == 403
+
+    assert (await admin("DELETE", f"{RBAC}/namespaces/default/roles/cm")).status == 200
+    await status_becomes(bob, "GET", "/api/v1/namespaces/default/configmaps", 403)
+    assert (await admin("POST", f"{RBAC}/namespaces/default/roles", reader)).status == 201
+    await status_becomes(bob, "GET", "/api/v1/namespaces/default/configmaps/x", 404)
+
+
 async def test_validation_and_immutable_role_ref(rbac) -> None:
     srv, as_ = rbac
     admin = as_("admin")

@@ -19,22 +19,22 @@ Rule = dict[str, Any]
 ALL = "*"
 
 
+# Membership tests rather than loops: every request's decision runs these over several rules.
+
 def verb_matches(rule: Rule, verb: str) -> bool:
-    return any(v in (ALL, verb) for v in rule.get("verbs") or ())
+    verbs = rule.get("verbs") or ()
+    return ALL in verbs or verb in verbs
 
 
 def api_group_matches(rule: Rule, group: str) -> bool:
-    return any(g in (ALL, group) for g in rule.get("apiGroups") or ())
+    groups = rule.get("apiGroups") or ()
+    return ALL in groups or group in groups
 
 
 def resource_matches(rule: Rule, combined: str, subresource: str) -> bool:
     """``*``, the exact ``resource[/subresource]``, or ``*/subresource`` for a subresource of any resource."""
-    for resource in rule.get("resources") or ():
-        if resource in (ALL, combined):
-            return True
-        if subresource and resource == f"*/{subresource}":
-            return True
-    return False
+    resources = rule.get("resources") or ()
+    return ALL in resources or combined in resources or (bool(subresource) and f"*/{subresource}" in resources)
 
 
 def resource_name_matches(rule: Rule, name: str) -> bool:
