@@ -411,3 +411,14 @@ async def test_kubectl_requests_are_recorded(audited: APIServer, tmp_path: Path)
     [get] = [e for e in mine if e["verb"] == "get" and e.get("objectRef", {}).get("name") == "from-kubectl"]
     assert (get["level"], get["stage"], get["user"], "responseObject" in get) == \
         ("Metadata", "ResponseComplete", anonymous, False)
+
+
+async def test_an_impersonated_request_keeps_both_users_and_the_decision(audited: APIServer) -> None:
+    status, _, audit_id = await _call(audited, "GET", "/api/v1/namespaces/default/configmaps/settings",
+                                      headers={"Impersonate-User": "mallory"})
+    assert status == 403  # as mallory, whom NotMallory bans
+    [event] = events(audited, audit_id)
+    assert event["user"] == ALICE
+    assert event["impersonatedUser"] == {"username": "mallory", "groups": ["system:authenticated"]}
+    assert event["annotations"] == {"authorization.k8s.io/decision": "forbid",
+                                    "authorization.k8s.io/reason": "mallory is banned"}

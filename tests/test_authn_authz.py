@@ -3,6 +3,9 @@ authorization mode decide real HTTP requests, with kube-apiserver's 401 and 403 
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -166,3 +169,37 @@ async def test_an_unknown_mode_stops_the_start(tmp_path: Path) -> None:
     with pytest.raises(StartupError, match="--authorization-mode names modes no plugin offers: Nope"):
         await srv.start()
     await srv.stop()
+
+
+async def test_hostile_bearer_tokens_are_401(gated: tuple[APIServer, GatePlugin]) -> None:
+    """Bytes that are not UTF-8, and a JWT whose issuer is no string: a 401, never a 500."""
+    srv, _ = gated
+    host, port = srv.url.removeprefix("http://").rsplit(":", 1)
+    encode = lambda part: base64.urlsafe_b64encode(json.dumps(part).encode()).rstrip(b"=")  # noqa: E731
+    forged = b".".join([encode({"alg": "RS256"}), encode({"iss": ["x"], "sub": "system:admin"}), b"sig"])
+    for token in (b"\xff\xfe", forged):
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " + token + b"\r\n\r\n")
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+        assert b'"reason":"Unauthorized"' in answer
+
+
+async def test_paths_beyond_the_subresource_are_resource_requests(gated: tuple[APIServer, GatePlugin]) -> None:
+    """As kube's RequestInfoFactory: still about pods/p/status (and not served), never a path."""
+    srv, plugin = gated
+    status, _ = await _get(f"{srv.url}/api/v1/namespaces/default/pods/p/status/extra/parts", "alice")
+    asked = plugin.gate.asked[-1]
+    assert status == 403 and (asked.resource_request, asked.resource, asked.name, asked.subresource) == \
+        (True, "pods", "p", "status")
+
+
+async def test_a_list_of_one_name_is_about_that_name(gated: tuple[APIServer, GatePlugin]) -> None:
+    srv, plugin = gated
+    await _get(f"{srv.url}/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dsettings&watch=1", "alice")
+    asked = plugin.gate.asked[-1]
+    assert (asked.verb, asked.name) == ("watch", "settings")
+    await _get(f"{srv.url}/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%21%3Dsettings", "alice")
+    assert (plugin.gate.asked[-1].verb, plugin.gate.asked[-1].name) == ("list", "")

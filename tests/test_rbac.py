@@ -269,6 +269,12 @@ async def test_escalation_needs_the_permissions_or_escalate_and_bind(rbac) -> No
     huge = role("huge", [{"verbs": [f"v{i}" for i in range(300)], "apiGroups": [""], "resources": [f"r{i}" for i in range(300)]}])
     refused = await status_becomes(alice, "POST", f"{RBAC}/namespaces/team/roles", 403, huge)
     assert refused.body["message"].count("\n{APIGroups:") == 1
+    # Many rules of many pieces each: the budget is the check's, and the refusal lists 100 at most.
+    many = role("many", [{"verbs": [f"v{i}" for i in range(10)], "apiGroups": [f"g{j}" for j in range(10)],
+                          "resources": [f"r{k}.{n}" for k in range(100)]} for n in range(80)])
+    refused = await alice("POST", f"{RBAC}/namespaces/team/roles", many)
+    assert refused.status == 403 and refused.body["message"].endswith(" more")
+    assert refused.body["message"].count("\n{APIGroups:") == 100 and len(refused.body["message"]) < 200_000  # 5.6 MB before
     missing_role = binding("to-nothing", "Role", "nope", [user("bob")])
     assert (await alice("POST", f"{RBAC}/namespaces/team/rolebindings", missing_role)).status == 404
 
@@ -391,3 +397,35 @@ async def test_two_servers_on_one_storage_reconcile_together(tmp_path: Path, etc
         assert len(names) == len(set(names)) and "system:public-info-viewer" in names
     finally:
         await asyncio.gather(*(s.stop() for s in servers))
+
+
+async def test_a_write_that_creates_needs_create(rbac) -> None:
+    """Server-side apply of a missing object, and a PUT of a missing Lease (which creates on
+    update): refused to a user who may patch or update but not create, as kube authorizes them."""
+    srv, as_ = rbac
+    admin, alice = as_("admin"), as_("alice")
+    await admin("POST", "/api/v1/namespaces", {"metadata": {"name": "team"}})
+    patcher = role("patcher", [{"verbs": ["get", "patch", "update"], "apiGroups": ["", "coordination.k8s.io"],
+                                "resources": ["configmaps", "leases"]}])
+    assert (await admin("POST", f"{RBAC}/namespaces/team/roles", patcher)).status == 201
+    assert (await admin("POST", f"{RBAC}/namespaces/team/rolebindings", binding("alice", "Role", "patcher", [user("alice")]))).status == 201
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "b"}}
+    apply = dict(content_type="application/apply-patch+yaml", headers={"Authorization": "Bearer alice"})
+    path = "/api/v1/namespaces/team/configmaps/applied?fieldManager=test"
+
+    async def refused() -> bool:
+        reply = await alice.client.request("PATCH", path, cm, **apply)
+        return reply.status == 403 and 'cannot create resource "configmaps"' in reply.body["message"]
+    await eventually(refused)
+    assert (await admin("GET", "/api/v1/namespaces/team/configmaps/applied")).status == 404
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}}
+    put = await alice("PUT", "/apis/coordination.k8s.io/v1/namespaces/team/leases/l", lease)
+    assert put.status == 403 and put.body["message"] == (
+        'leases.coordination.k8s.io "l" is forbidden: User "alice" cannot create resource "leases" in API group '
+        '"coordination.k8s.io" in the namespace "team"')
+    # Once it exists, patching and updating it are what alice holds.
+    created = await admin.client.request("PATCH", path, cm, content_type="application/apply-patch+yaml",
+                                         headers={"Authorization": "Bearer admin"})
+    assert created.status == 201
+    again = await alice.client.request("PATCH", path, {**cm, "data": {"a": "c"}}, **apply)
+    assert again.status == 200 and again.body["data"] == {"a": "c"}

@@ -247,8 +247,12 @@ async def test_token_reviews(gated: APIServer) -> None:
         "extra": {"scopes": ["read", "write"]}}, "audiences": ["https://kubernetes.default.svc.cluster.local"]}
     # no audiences asked: the server's API audiences (the ServiceAccount issuer), which a token
     # that names none is good for
+    # ... and for those only (kube's WrapAudienceAgnosticToken): not for another server's
     status, body = await _post(url, {"spec": {"token": "alice", "audiences": ["x", "y"]}}, "alice")
-    assert body["status"]["authenticated"] is True and body["status"]["audiences"] == ["x", "y"]  # any audience
+    assert status == 201 and body["status"] == {"user": {}, "error": "invalid bearer token"}
+    issuer = "https://kubernetes.default.svc.cluster.local"
+    status, body = await _post(url, {"spec": {"token": "alice", "audiences": ["x", issuer]}}, "alice")
+    assert body["status"]["authenticated"] is True and body["status"]["audiences"] == [issuer]
     status, body = await _post(url, {"spec": {"token": "audience", "audiences": ["other", "api"]}}, "alice")
     assert body["status"]["audiences"] == ["api"] and body["status"]["user"]["username"] == "svc"
     status, body = await _post(url, {"spec": {"token": "unknown"}}, "alice")

@@ -32,7 +32,7 @@ from kplane.core.audit.policy import (PANIC, REQUEST_RECEIVED, RESPONSE_COMPLETE
 from kplane.core.authn.filter import authenticated, user_of
 from kplane.core.authn.user import UserInfo
 from kplane.core.authz.attributes import Attributes, attributes_of
-from kplane.core.authz.filter import verdict_of
+from kplane.core.authz.filter import decided
 from kplane.core.meta import errors
 from kplane.core.server import negotiation
 from kplane.core.server.filters import Handler, is_long_running
@@ -109,6 +109,7 @@ class Auditor:
     async def audit_filter(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         state = request[_AUDIT]
         state.audited = True
+        decided(request)  # now, so that the copy impersonation passes on shares it
         user = authenticated(request).user
         attributes = attributes_of(request, user)
         config = self.policy.evaluate(attributes, user)
@@ -194,7 +195,7 @@ class Auditor:
         if event.user is None or impersonated is event.user:
             impersonated = None
         annotations: dict[str, str] = {}
-        verdict = verdict_of(request)
+        verdict = decided(request).verdict
         if verdict is not None:
             annotations = {DECISION: "allow" if verdict.allowed else "forbid", REASON: verdict.reason}
         return event.record(stage, _now(), impersonated, annotations)

@@ -117,6 +117,8 @@ class Authenticators:
             if found is not None:
                 return _authenticated(found)
         token = bearer_token(request)
+        if token and not _encodable(token):
+            raise AuthenticationError("a bearer token that is not UTF-8")
         if token:
             try:
                 found = await self.authenticate_token(token, self.api_audiences)
@@ -142,10 +144,29 @@ class Authenticators:
                 problems.append(f"{name}: {err}")
                 continue
             if found is not None:
-                return _authenticated(found)
+                scoped = self._audience_checked(found, audiences)
+                return _authenticated(scoped) if scoped is not None else None
         if problems:
             raise AuthenticationError("; ".join(problems))
         return None
+
+    def _audience_checked(self, found: Authenticated, audiences: tuple[str, ...]) -> Authenticated | None:
+        """A token that names no audiences of its own (a token file's, say) is good for the
+        server's API audiences only: for those of ``audiences`` among them, or for nobody (kube's
+        ``WrapAudienceAgnosticToken``)."""
+        if found.audiences or not self.api_audiences:
+            return found
+        good_for = tuple(a for a in audiences if a in self.api_audiences)
+        return Authenticated(found.user, good_for) if good_for else None
+
+
+def _encodable(text: str) -> bool:
+    """Header bytes that are not UTF-8 reach us as lone surrogates, which no token holds."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _authenticated(found: Authenticated) -> Authenticated:

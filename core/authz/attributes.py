@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from kplane.core.authn.user import UserInfo
+from kplane.core.meta import errors
+from kplane.core.meta.selectors import exact_name, parse_field_selector
+from kplane.core.meta.validation import is_path_segment_name
 from kplane.core.server import params, requestinfo
 
 # The verb of a resource request by method and whether the path names an object.
@@ -42,12 +45,28 @@ def attributes_of(request: web.Request, user: UserInfo) -> Attributes:
     if info is None:
         return Attributes(user, request.method.lower(), False, path=request.path)
     verb = _VERBS.get((request.method, bool(info.name)), request.method.lower())
-    if verb == "list" and _watch(request):
-        verb = "watch"
+    name = info.name
+    if verb == "list":
+        if _watch(request):
+            verb = "watch"
+        # A list or watch of one name is about that object: resourceNames may allow it (kube does this).
+        name = _selected_name(request)
     # A namespace is the namespace of its own requests: a Role in "team" may grant "get namespaces".
     namespace = info.name if info.resource == "namespaces" and not info.namespaced_path else info.namespace
     return Attributes(user, verb, True, namespace, info.group, info.version, info.resource, info.subresource,
-                      info.name, request.path)
+                      name, request.path)
+
+
+def _selected_name(request: web.Request) -> str:
+    """The name a ``fieldSelector`` of ``metadata.name=X`` pins (a valid path segment), else ""."""
+    text = request.query.get("fieldSelector", "")
+    if "metadata.name" not in text:
+        return ""
+    try:
+        name = exact_name(parse_field_selector(text)) or ""
+    except errors.APIError:  # a malformed selector is the handler's 400
+        return ""
+    return name if name and not is_path_segment_name(name) else ""
 
 
 def _watch(request: web.Request) -> bool:

@@ -282,6 +282,8 @@ class Store(Served):
             if kv is None:
                 if not (self.strategy.allow_create_on_update or force_allow_create) or self.subresource:
                     raise self._not_found(name)
+                if ctx.authorize_create is not None:
+                    await ctx.authorize_create()  # a write that creates must be allowed to create
                 obj = await updater(None)
                 self._check_name(obj, name)
                 obj.metadata.resource_version = None

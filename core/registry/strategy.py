@@ -10,7 +10,7 @@ Strategies work on internal objects (dataclasses with a ``metadata`` ObjectMeta)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,6 +44,9 @@ class RequestContext:
     #: Who asks (``genericapirequest.UserFrom``): the HTTP layer sets the user the request acts as;
     #: a context made in code for an internal write names its user itself.
     user: UserInfo = ANONYMOUS_USER
+    #: Whether that user may also create what an update or patch would create (raises a 403):
+    #: the HTTP layer's authorizer, asked only then; None for writes made in code.
+    authorize_create: Callable[[], Awaitable[None]] | None = None
     warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
     #: How the HTTP layer makes the internal object of a write from its wire form in the storage
     #: version (``old``: the stored object's), recording the write in managedFields. A subresource

@@ -91,7 +91,7 @@ def is_loopback(request: web.Request, tokens: Collection[str]) -> bool:
     header = request.headers.get("Authorization", "")
     if not header.startswith("Bearer "):
         return False
-    presented = header[7:].encode()
+    presented = header[7:].encode("utf-8", "surrogateescape")  # bytes that are not UTF-8 are no token of ours
     found = False
     for token in tokens:
         found |= bool(token) and hmac.compare_digest(presented, token.encode())

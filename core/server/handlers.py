@@ -21,6 +21,7 @@ import orjson
 from aiohttp import web
 
 from kplane.core.authn.filter import user_of
+from kplane.core.authz.filter import create_check
 from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import deleteoptions, errors
@@ -85,7 +86,7 @@ class ResourceEndpoints:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         info = requestinfo.of(request)
-        if info is None:
+        if info is None or info.trailing:
             raise _not_found()
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
@@ -347,6 +348,7 @@ def _context(request: web.Request, info: RequestInfo, opts: params.WriteOptions 
         dry_run=opts.dry_run if opts is not None else dry_run,
         field_manager=opts.field_manager if opts is not None else "",
         user=user_of(request),
+        authorize_create=create_check(request),
     )
 
 

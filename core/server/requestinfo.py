@@ -27,6 +27,9 @@ class RequestInfo:
     subresource: str = ""
     # Set when the path names a namespace before the resource (/namespaces/{ns}/{resource}).
     namespaced_path: bool = False
+    # Set when segments follow the subresource: still about that resource for authorization, as
+    # kube's RequestInfoFactory parses it, but nothing kplane serves.
+    trailing: bool = False
 
 
 def parse_resource_path(path: str) -> RequestInfo | None:
@@ -49,8 +52,7 @@ def parse_resource_path(path: str) -> RequestInfo | None:
         info.name = rest[1]
     if len(rest) > 2:
         info.subresource = rest[2]
-    if len(rest) > 3:
-        return None
+    info.trailing = len(rest) > 3
     return info
 
 

@@ -35,9 +35,7 @@ class TokenReviewREST(Served):
         else:
             if found is None:
                 status.error = "invalid bearer token"  # kube's bearer token authenticator says so
-        if found is not None:
-            # An authenticator that names no audiences accepts the token for any (kplane's
-            # Authenticated.audiences); one that names some must share one with the review.
+        if found is not None:  # good for found.audiences: those of the review it may serve (the union saw to it)
             good_for = [a for a in wanted if a in found.audiences] if found.audiences else list(wanted)
             if wanted and found.audiences and not good_for:
                 raise errors.internal_error("error validating audiences")

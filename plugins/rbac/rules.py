@@ -102,9 +102,9 @@ def _covers(owner: Rule, sub: Rule) -> bool:
     return not owner_names or (bool(sub_names) and _has_all(owner_names, sub_names))
 
 
-#: The most pieces (verb x group x resource x name) a rule is broken into; past that, a rule that no
-#: single owner rule covers is reported missing whole, so a hostile role cannot make the check
-#: loop for minutes.
+#: The most pieces (verb x group x resource x name) one check breaks rules into; past that, a rule
+#: that no single owner rule covers is reported missing whole, so a hostile role (many rules of
+#: many pieces each) cannot make the check loop for minutes nor its answer grow to megabytes.
 MAX_PIECES = 10_000
 
 
@@ -117,12 +117,15 @@ def _pieces(rule: Rule) -> int:
 def missing(owner_rules: Sequence[Rule], rules: Iterable[Rule]) -> list[Rule]:
     """``Covers``: the pieces of ``rules`` no rule of ``owner_rules`` grants (empty: covered)."""
     lacking: list[Rule] = []
+    budget = MAX_PIECES
     for rule in rules:
         if any(_covers(o, rule) for o in owner_rules):  # one owner rule grants all of it
             continue
-        if _pieces(rule) > MAX_PIECES:
+        pieces = _pieces(rule)
+        if pieces > budget:
             lacking.append(rule)
             continue
+        budget -= pieces
         lacking += [sub for sub in _breakdown(rule) if not any(_covers(o, sub) for o in owner_rules)]
     return lacking
 

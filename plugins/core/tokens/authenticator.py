@@ -69,10 +69,11 @@ class ServiceAccountTokens:
         try:
             header = jwt.get_unverified_header(token)
             unverified = jwt.decode(token, options={"verify_signature": False})
-        except jwt.PyJWTError:
+        except (jwt.PyJWTError, ValueError):  # UnicodeError and what PyJWT lets through are ValueErrors
             return None  # not a JWT: another authenticator's
-        if unverified.get("iss") not in self.issuers:
-            return None
+        issuer = unverified.get("iss")
+        if not isinstance(issuer, str) or issuer not in self.issuers:
+            return None  # kube unmarshals iss into a string: anything else is not ours
         payload = self._verified(token, str(header.get("kid", "")))
         token_audiences = _audiences(payload.get("aud")) or self.api_audiences  # none: the API's, as kube
         wanted = audiences or self.api_audiences
