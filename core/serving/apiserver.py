@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import secrets
@@ -26,7 +27,7 @@ from kplane.core.authz.authorizers import ALWAYS_ALLOW, Authorizers
 from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.kubeconfig import KubeconfigError
-from kplane.core.client.rest import RESTClient
+from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.config import ServerConfig
 from kplane.core.controllers.leading import run_controllers, stand_for_election
 from kplane.core.controllers.manager import ControllerManager
@@ -40,7 +41,9 @@ from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
+from kplane.core.serving import authconfigmap
 from kplane.core.serving.delegation import delegate
+from kplane.core.serving.frontproxy import resolve_front_proxy
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
 from kplane.core.serving.tls import (
@@ -92,6 +95,12 @@ class APIServer:
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_open(cfg)
+        # What start-up fills in (the front proxy's certificate, the host's CAs) goes into the
+        # config every hook sees from now on.
+        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
+        cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
+            cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
+        self.config = self.plugins.config = cfg
         try:
             add_configured(self.authenticators, cfg.authentication)
         except AuthenticationConfigError as err:
@@ -159,6 +168,7 @@ class APIServer:
                         "nor present certificates", self.url)
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
+        await self._publish_authentication_trust()
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
             serving = self.secure_serving
@@ -167,6 +177,20 @@ class APIServer:
         app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()
+
+    async def _publish_authentication_trust(self) -> None:
+        """kube-system/extension-apiserver-authentication, for the extension servers of a host
+        that serves ConfigMaps over HTTPS (:mod:`kplane.core.serving.authconfigmap`)."""
+        cfg, serving = self.config, self.secure_serving
+        if serving is None or cfg.delegation.authentication_kubeconfig is not None \
+                or self.scheme.resource("", "v1", "configmaps") is None:
+            return
+        own = cfg.data_dir / "pki" / "ca.crt" if serving.client_ca is not None else None
+        assert self._loopback is not None
+        try:
+            await authconfigmap.publish(self._loopback, authconfigmap.host_trust(cfg.authentication, own))
+        except (ApiError, OSError, ValueError) as err:  # the host serves on; its extensions are told nothing new
+            log.warning("could not publish the authentication trust: %s", err)
 
     async def _start_controllers(self) -> None:
         """The controller-manager in-process, over a loopback client; under leader election it
