@@ -97,9 +97,9 @@ class APIServer:
         _warn_if_open(cfg)
         # What start-up fills in (the front proxy's certificate, the host's CAs) goes into the
         # config every hook sees from now on.
-        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
         cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
             cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
+        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
         self.config = self.plugins.config = cfg
         try:
             add_configured(self.authenticators, cfg.authentication)

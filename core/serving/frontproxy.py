@@ -12,8 +12,9 @@ that needs no setup, does what kubeadm does when none of these flags is given: i
 ``--requestheader-*`` values, which it then publishes for its extension servers
 (:mod:`kplane.core.serving.authtrust`). Given flags are used as they are.
 
-Over ``--http`` nothing is made: such a server takes no client certificates, so no front proxy
-can be told from anyone else.
+Nothing is made over ``--http`` (such a server takes no client certificates, so no front proxy
+can be told from anyone else), nor by an extension server (``--authentication-kubeconfig``),
+which trusts its host's front proxy.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def resolve_front_proxy(config: ServerConfig) -> ServerConfig:
     if bool(given.client_cert_file) != bool(given.client_key_file):
         raise StartupError("--proxy-client-cert-file and --proxy-client-key-file go together: give both or neither")
     requestheader = config.authentication.requestheader
-    if not config.tls or given.client_cert_file or requestheader.client_ca_file:
+    if not config.tls or given.client_cert_file or requestheader.client_ca_file \
+            or config.delegation.authentication_kubeconfig is not None:  # an extension trusts its host's
         return config
     pki = PKIFolder(config.data_dir / "pki")
     try:

@@ -18,7 +18,7 @@ import argparse
 
 from kplane.api import PluginOptions
 
-BACKENDS_FLAG = "--enable-apiservice-backends"  # the flag behind ``backends``, for messages
+BACKENDS_FLAG = "--enable-apiservice-backends"  # the flag behind ``backends``
 NO_BACKENDS_FLAG = "--no-enable-apiservice-backends"
 # The flags' dests (also @pytest.mark.kplane's keywords for them) and the fields they set.
 FLAG_FIELDS = {"apiservice_backends": "backends", "apiservice_probe_interval": "probe_interval"}
