@@ -386,7 +386,7 @@ PROBLEMS = {
 }
 NEEDS = {"rival_gadgets": "gadgets", "rival_kind": "gadgets"}  # the plugin a rival conflicts with
 ONLY_SERVE = {"bad_post_start"}  # `kplane plugins` runs no post-start hook
-SERVE_FLAGS = ("--no-controllers", "--simulated-nodes", "0")
+SERVE_FLAGS = ("--no-controllers", "--simulated-nodes", "0", "--authorization-mode", "AlwaysAllow")  # no rbac plugin
 
 
 def pip_install_target(source: Path, target: Path) -> None:
@@ -437,7 +437,7 @@ def stopped_with(done: subprocess.CompletedProcess[str], name: str) -> None:
 def test_a_broken_plugin_stops_serve(installed: Installed, tmp_path: Path, name: str) -> None:
     """Whenever the plugin breaks: bad_controllers only once the server listened and was ready,
     since controllers are registered last (and not at all with --no-controllers)."""
-    flags = ("--simulated-nodes", "0") if name == "bad_controllers" else SERVE_FLAGS
+    flags = ("--simulated-nodes", "0", "--authorization-mode", "AlwaysAllow") if name == "bad_controllers" else SERVE_FLAGS
     done = kplane(installed.path, "serve", "--port", "0", "--data-dir", str(tmp_path), *flags,
                   "--plugins", plugins_flag(name))
     stopped_with(done, name)

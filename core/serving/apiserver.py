@@ -95,16 +95,6 @@ class APIServer:
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_open(cfg)
-        # What start-up fills in (the front proxy's certificate, the host's CAs) goes into the
-        # config every hook sees from now on.
-        cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
-            cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
-        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
-        self.config = self.plugins.config = cfg
-        try:
-            add_configured(self.authenticators, cfg.authentication)
-        except AuthenticationConfigError as err:
-            raise StartupError(str(err)) from None
         self.auditor = _auditor(cfg)
         loopback: KeyPair | None = None
         if cfg.tls:  # key generation: not on the event loop
@@ -114,11 +104,21 @@ class APIServer:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
+        # What start-up fills in (the host's CAs, the front proxy's certificate), once the storage
+        # is known to work, goes into the config every hook sees from now on.
+        cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
+            cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
+        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
+        self.config = self.plugins.config = cfg
+        try:
+            add_configured(self.authenticators, cfg.authentication)
+        except AuthenticationConfigError as err:
+            raise StartupError(str(err)) from None
         try:
             self._delegation_clients = delegate(cfg.delegation, self.authenticators, self.authorizers)
         except KubeconfigError as err:
             raise StartupError(f"cannot delegate authentication or authorization: {err}") from None
-        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("", token=self._loopback_token, ssl=self._loopback_ssl)
