@@ -244,7 +244,9 @@ async def test_token_reviews(gated: APIServer) -> None:
     status, body = await _post(url, {"spec": {"token": "alice"}}, "alice")
     assert status == 201 and body["status"] == {"authenticated": True, "user": {
         "username": "alice", "uid": "uid-alice", "groups": ["staff", "system:authenticated"],
-        "extra": {"scopes": ["read", "write"]}}}
+        "extra": {"scopes": ["read", "write"]}}, "audiences": ["https://kubernetes.default.svc.cluster.local"]}
+    # no audiences asked: the server's API audiences (the ServiceAccount issuer), which a token
+    # that names none is good for
     status, body = await _post(url, {"spec": {"token": "alice", "audiences": ["x", "y"]}}, "alice")
     assert body["status"]["authenticated"] is True and body["status"]["audiences"] == ["x", "y"]  # any audience
     status, body = await _post(url, {"spec": {"token": "audience", "audiences": ["other", "api"]}}, "alice")
