@@ -31,7 +31,7 @@ from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
 from kplane.core.config import ServerConfig
-from kplane.core.serving import delegation
+from kplane.core.serving import delegation, frontproxy
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 from kplane.core.server.app import VERSION
@@ -211,6 +211,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     authn_options.add_flags(serve)
     authz_options.add_flags(serve)
     delegation.add_flags(serve)
+    frontproxy.add_flags(serve)
     audit_options.add_flags(serve)
     _add_controller_flags(serve)
     _add_election_flags(serve)
@@ -316,6 +317,7 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         authorization=authz_options.from_args(args, delegated=args.authorization_kubeconfig is not None,
                                               plain_http=args.http),
         delegation=delegation.from_args(args),
+        front_proxy=frontproxy.from_args(args),
         audit=audit_options.from_args(args),
         limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
         connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,

@@ -14,6 +14,7 @@ from kplane.core.audit.options import AuditOptions
 from kplane.core.authn.options import AuthenticationOptions
 from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.serving.delegation import DelegationOptions
+from kplane.core.serving.frontproxy import FrontProxyOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
 from kplane.core.controllers.manager import ALL, ControllerSelection
@@ -66,6 +67,7 @@ class ServerConfig:
     authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
     authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
     delegation: DelegationOptions = field(default_factory=DelegationOptions)  # as an extension API server
+    front_proxy: FrontProxyOptions = field(default_factory=FrontProxyOptions)  # the aggregator's client certificate
     audit: AuditOptions = field(default_factory=AuditOptions)  # --audit-policy-file, --audit-log-*
     limits: RequestLimits = field(default_factory=RequestLimits)  # max in-flight, request timeout
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)  # read deadlines, connection cap

@@ -27,8 +27,8 @@ is quicker; ``pytest --kplane-secure`` makes every test's server secure); ``runt
 ``kplane serve``'s ``--runtime-config``, ``plugin_settings`` is ``ServerConfig.plugin_settings``
 (by plugin name; a plugin named there gets those in place of its flags' defaults, which the others
 get as ``kplane serve`` gives them), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
-``dest`` (``apiservice_backends=True`` is ``--enable-apiservice-backends``, for tests of
-aggregated API servers). The server runs in a thread of its own with its own event loop, so blocking
+``dest`` (``apiservice_backends=False`` is ``--no-enable-apiservice-backends``, for tests of
+a server that refuses backends). The server runs in a thread of its own with its own event loop, so blocking
 clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
 SQLite in the test's ``tmp_path``.
 """
@@ -297,7 +297,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kplane(controllers=False, simulated_nodes=3, disable_plugins=(), runtime_config='', plugin_settings={}, "
         "secure=False, **flags): how the `kplane` fixture's server runs (flags: those plugins add to kplane serve, by dest, "
-        "e.g. apiservice_backends=True)",
+        "e.g. apiservice_backends=False)",
     )
 
 

@@ -74,12 +74,12 @@ class Client:
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[APIServer]:
     """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
     see exactly the writes they make; ``@pytest.mark.runtime_config("apps/v1beta2=true")`` is
-    its ``--runtime-config``, ``@pytest.mark.apiservice_backends`` its ``--enable-apiservice-backends``;
+    its ``--runtime-config``, ``@pytest.mark.no_apiservice_backends`` its ``--no-enable-apiservice-backends``;
     ``@pytest.mark.secure`` serves as ``kplane serve`` does (HTTPS; else plain HTTP, quicker)."""
     controllers = request.node.get_closest_marker("controllers") is not None
     secure = request.node.get_closest_marker("secure") is not None
     runtime = request.node.get_closest_marker("runtime_config")
-    backends = request.node.get_closest_marker("apiservice_backends") is not None
+    backends = request.node.get_closest_marker("no_apiservice_backends") is None
     srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=controllers, secure=secure,
                                   runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
                                   plugin_settings={"apiregistration": {"backends": backends}}))

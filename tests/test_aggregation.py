@@ -3,13 +3,14 @@
 The backends are real servers: a `kplane serve --plugins coordination` process (the main server is
 started without that plugin, so coordination.k8s.io exists only through the proxy), and a tiny
 aiohttp server of the test's own where the test must see what a backend receives. Every server
-here listens on loopback; the aggregators are started with --enable-apiservice-backends, except
-where a test shows what a server without it refuses.
+here listens on loopback; backends are on, as kplane serve has them, except where a test shows
+what a server started with --no-enable-apiservice-backends refuses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -27,12 +28,14 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from kplane.core.client.tls import load_cert_chain
+from kplane.core.pki.certificates import SubjectAltNames, issue, new_ca
 from kplane.core.runtime.scheme import parse_runtime_config
 from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.discovery import AGGREGATED
 from kplane.plugins.apiregistration.proxy import REDIRECT_REFUSED
-from kplane.plugins.apiregistration.settings import BACKENDS_FLAG
+from kplane.plugins.apiregistration.settings import NO_BACKENDS_FLAG
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, free_port, server_config, serving, start, wait_ready
@@ -81,7 +84,7 @@ def backend(tmp_path: Path) -> Iterator[Served]:
 @pytest.fixture
 def main(tmp_path: Path) -> Iterator[Served]:
     """The aggregator: every plugin but coordination, availability re-checked every second."""
-    with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers", BACKENDS_FLAG,
+    with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers",
                  "--apiservice-probe-interval", "1") as served:
         yield served
 
@@ -280,7 +283,7 @@ async def test_backend_down_is_503_and_unavailable_until_it_is_back(tmp_path: Pa
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, process)
-        with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers", BACKENDS_FLAG,
+        with serving(tmp_path / "main", "--disable-plugin", "coordination", "--no-controllers",
                      "--apiservice-probe-interval", "1") as main:
             async with aiohttp.ClientSession(base_url=main.url) as session:
                 api = Client(session)
@@ -337,7 +340,7 @@ class RecordingBackend:
         self.url = ""
         self._runner: web.AppRunner | None = None
 
-    async def start(self) -> None:
+    async def start(self, tls: ssl.SSLContext | None = None) -> None:
         app = web.Application(middlewares=[self.record])
         base = "/apis/{group}/{version}"
         app.router.add_get(base, self.discovery)
@@ -346,9 +349,9 @@ class RecordingBackend:
         app.router.add_get(base + "/hang", self.hang)
         self._runner = web.AppRunner(app, handler_cancellation=True)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=tls)
         await site.start()
-        self.url = "http://127.0.0.1:%d" % self._runner.addresses[0][1]
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self._runner.addresses[0][1]}"
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -479,19 +482,20 @@ async def test_proxied_group_wins_over_a_local_one(recording: RecordingBackend, 
         assert (await wait_available(api, "v1beta2.apps", reason="Local"))["message"] == "Local APIServices are always available"
 
 
-# -- without --enable-apiservice-backends: no backend at all -------------------------------------------
+# -- with --no-enable-apiservice-backends: no backend at all -------------------------------------------
 COORDINATION = f"{APISERVICES}/v1.coordination.k8s.io"
 DEFAULT_LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 
 def _refused(reply: Any, field: str) -> bool:
     causes = reply.body.get("details", {}).get("causes") or [{}]
-    return (reply.status == 422 and reply.body["reason"] == "Invalid" and BACKENDS_FLAG in reply.body["message"]
+    return (reply.status == 422 and reply.body["reason"] == "Invalid" and NO_BACKENDS_FLAG in reply.body["message"]
             and (causes[0].get("field"), causes[0].get("reason")) == (field, "FieldValueForbidden"))
 
 
+@pytest.mark.no_apiservice_backends
 async def test_without_the_flag_no_api_service_gets_a_backend(api: Client) -> None:
-    """The default server: an APIService naming a URL or a Service is refused with nothing stored,
+    """A server without backends: an APIService naming a URL or a Service is refused with nothing stored,
     and a group/version served here cannot be handed to another server."""
     metadata = api_service("meta.example.com", "v1", "http://169.254.169.254/latest")
     reply = await api.post(APISERVICES, metadata)
@@ -524,11 +528,19 @@ async def test_without_the_flag_no_api_service_gets_a_backend(api: Client) -> No
     assert (await api.patch(COORDINATION, {"metadata": {"annotations": {"a": "b"}}})).status == 200
 
 
-def test_kubectl_without_the_flag_is_told_which_flag(kubectl: Kubectl) -> None:
+def test_kubectl_without_the_flag_is_told_which_flag(tmp_path: Path) -> None:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not on PATH")
+    with serving(tmp_path / "data", "--no-controllers", NO_BACKENDS_FLAG) as served:
+        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+        _refused_by_kubectl(Kubectl(env, tmp_path))
+
+
+def _refused_by_kubectl(kubectl: Kubectl) -> None:
     refused = kubectl.run("create", "-f", "-", stdin=APISERVICE_YAML.format(url="http://169.254.169.254"), check=False)
     assert refused.returncode == 1
     assert 'The APIService "v1.coordination.k8s.io" is invalid: spec.url: Forbidden: ' in refused.stderr
-    assert BACKENDS_FLAG in refused.stderr
+    assert NO_BACKENDS_FLAG in refused.stderr
     assert kubectl.json("get", "apiservice", "v1.coordination.k8s.io")["spec"].get("url") is None
 
 
@@ -560,7 +572,7 @@ async def test_backends_stored_before_a_restart_without_the_flag_are_not_proxied
         async with aiohttp.ClientSession(base_url=server.url) as session:
             api = Client(session)
             cond = await wait_available(api, name, "False", reason="BackendsDisabled")
-            assert cond["message"] == f"APIService backends are off: the server was started without {BACKENDS_FLAG}"
+            assert cond["message"] == f"APIService backends are off: the server was started with {NO_BACKENDS_FLAG}"
 
             async def refused() -> bool:  # once this server's informer has the condition too
                 reply = await api.get(f"{base}/echo")
@@ -767,7 +779,7 @@ def test_wardle_served_by_its_own_server_through_the_aggregator(tmp_path: Path) 
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
     with serving(tmp_path / "wardle", "--plugins", "sample_api", "--no-controllers") as wardle, \
-            serving(tmp_path / "main", "--disable-plugin", "sample_api", "--no-controllers", BACKENDS_FLAG,
+            serving(tmp_path / "main", "--disable-plugin", "sample_api", "--no-controllers",
                     "--apiservice-probe-interval", "1") as main:
         env = {**os.environ, "KUBECONFIG": str(main.kubeconfig), "KUBECACHEDIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
         kubectl = Kubectl(env, tmp_path)
@@ -825,15 +837,34 @@ def urllib_get(url: str) -> Iterator[Any]:
         yield json.loads(reply.read())
 
 
-async def test_backend_behind_a_service(recording: RecordingBackend, aggregator: APIServer) -> None:
+@pytest.fixture
+async def recording_tls() -> AsyncIterator[tuple[RecordingBackend, str]]:
+    """A recording backend over https, its certificate valid for ``rec.default.svc`` only, and
+    the caBundle (base64) of the CA that signed it."""
+    ca = new_ca("test-ca")
+    served = issue(ca, "rec", sans=SubjectAltNames.parse(["rec.default.svc"]), server=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    load_cert_chain(context, served.cert_pem(), served.key_pem())
+    backend = RecordingBackend()
+    await backend.start(context)
+    try:
+        yield backend, base64.b64encode(ca.cert_pem()).decode()
+    finally:
+        await backend.stop()
+
+
+async def test_backend_behind_a_service(recording_tls: tuple[RecordingBackend, str], aggregator: APIServer) -> None:
     """``spec.service`` resolves through a core/v1 Service: ExternalName to externalName:port,
-    others to clusterIP:port when the port is one of the Service's."""
+    others to clusterIP:port when the port is one of the Service's; always over https, the
+    certificate verified with caBundle for ``<name>.<namespace>.svc``."""
+    recording, ca_bundle = recording_tls
     port = int(recording.url.rsplit(":", 1)[1])
     services = "/api/v1/namespaces/default/services"
     async with aiohttp.ClientSession(base_url=aggregator.url) as session:
         api = Client(session)
         registered = api_service("svc.test.kplane.io", "v1", "", service={"namespace": "default", "name": "rec", "port": port})
         del registered["spec"]["url"]
+        registered["spec"]["caBundle"] = ca_bundle
         assert (await api.post(APISERVICES, registered)).status == 201
         missing = await wait_available(api, "v1.svc.test.kplane.io", "False")
         assert (missing["reason"], missing["message"]) == ("ServiceNotFound", 'service/rec in "default" is not present')
@@ -858,6 +889,13 @@ async def test_backend_behind_a_service(recording: RecordingBackend, aggregator:
         svc["spec"]["ports"] = [{"port": port}]
         assert (await api.put(f"{services}/rec", svc)).status == 200
         await wait_available(api, "v1.svc.test.kplane.io")
+
+        # without the CA the certificate is not believed
+        registered = (await api.get(f"{APISERVICES}/v1.svc.test.kplane.io")).body
+        del registered["spec"]["caBundle"]
+        assert (await api.put(f"{APISERVICES}/v1.svc.test.kplane.io", registered)).status == 200
+        untrusted = await wait_available(api, "v1.svc.test.kplane.io", "False")
+        assert untrusted["message"].endswith("tls: failed to verify certificate: x509: certificate signed by unknown authority")
 
 
 # -- TLS failures are told in plain words -------------------------------------------------------------

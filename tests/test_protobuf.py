@@ -423,7 +423,6 @@ async def test_a_lease_as_leader_election_writes_it(api) -> None:
     }
 
 
-@pytest.mark.apiservice_backends  # spec.service names a backend
 async def test_an_api_service(api) -> None:
     spec = msg(f(1, msg(f(1, "default"), f(2, "pb-api"), f(3, 8443))), f(2, "pb.example.com"), f(3, "v1alpha1"),
                f(4, True), f(7, 1000), f(8, 15))

@@ -115,8 +115,8 @@ def test_typo(kplane):
 
 
 def test_runtime_config_and_apiservice_backends(pytester: pytest.Pytester) -> None:
-    """A test of an aggregated API server can let the fixture's server proxy to it, and serve a
-    group/version that is off by default."""
+    """The fixture's server proxies to backends as kplane serve does, unless a test turns them
+    off by the flag's dest, and serves a group/version that is off by default when asked."""
     result = run(pytester, '''
 import pytest
 
@@ -125,14 +125,15 @@ APISERVICE = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
               "spec": {"group": "backend.example.com", "version": "v1", "url": "http://127.0.0.1:9",
                        "groupPriorityMinimum": 100, "versionPriority": 10}}
 
-@pytest.mark.kplane(runtime_config="apps/v1beta2=true", apiservice_backends=True)
+@pytest.mark.kplane(runtime_config="apps/v1beta2=true")
 def test_on(kplane):
     kplane.apply(APISERVICE)
     assert kplane.get("apiregistration.k8s.io/v1", "APIService", "v1.backend.example.com")["spec"]["url"]
     assert kplane.list("apps/v1beta2", "Deployment") == []
 
+@pytest.mark.kplane(apiservice_backends=False)
 def test_off(kplane):
-    with pytest.raises(Exception, match="enable-apiservice-backends"):
+    with pytest.raises(Exception, match="no-enable-apiservice-backends"):
         kplane.apply(APISERVICE)
 ''')
     result.assert_outcomes(passed=2)
@@ -181,7 +182,7 @@ import sized_plugin
 def test_default(kplane):
     assert sized_plugin.SEEN == [3]
     assert kplane.server.config.plugin_settings["apiregistration"] == {"apiservice_probe_interval": 30.0,
-                                                                       "apiservice_backends": False}
+                                                                       "apiservice_backends": True}
 
 @pytest.mark.kplane(sized_size=7)
 def test_given(kplane):

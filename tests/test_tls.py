@@ -157,7 +157,9 @@ def test_files_are_private(tls_served: Served) -> None:
     pki = data / "pki"
     assert stat.S_IMODE(pki.stat().st_mode) == 0o700
     modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in pki.iterdir()}
-    assert modes == dict.fromkeys(["ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.crt", "admin.key"], 0o600)
+    assert modes == dict.fromkeys(["ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.crt", "admin.key",
+                                   "front-proxy-ca.crt", "front-proxy-ca.key", "front-proxy-client.crt",
+                                   "front-proxy-client.key"], 0o600)
     assert stat.S_IMODE(tls_served.kubeconfig.stat().st_mode) == 0o600
 
 

@@ -84,6 +84,16 @@ def service_account_groups(namespace: str) -> tuple[str, ...]:
     return (SERVICE_ACCOUNTS_GROUP, f"{SERVICE_ACCOUNTS_GROUP}:{namespace}")
 
 
+# RFC 7230's token characters but '%': what a header name may hold as it is (Go's headerKeyEscape).
+_HEADER_NAME_SAFE = frozenset(b"!#$&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def escape_extra_key(key: str) -> str:
+    """An extra key as a header name can carry it (``X-Remote-Extra-<key>``): every other byte
+    %-encoded, as client-go's transport does; :func:`unescape_extra_key` reads it back."""
+    return "".join(chr(b) if b in _HEADER_NAME_SAFE else f"%{b:02X}" for b in key.encode())
+
+
 def unescape_extra_key(encoded: str) -> str:
     """An extra key as a header name carries it (``Impersonate-Extra-``, ``X-Remote-Extra-``):
     %-decoded, or left as it is when that fails (kube's ``unescapeExtraKey`` after lower-casing)."""

@@ -9,6 +9,10 @@ The files (keys 0600, the folder 0700, as :mod:`kplane.core.privatefiles` makes 
   must cover change (``--tls-san``, the host name), when it nears its end, or when the CA did not sign it.
 - ``admin.crt``, ``admin.key``: the kubeconfig's client certificate (CN ``kplane-admin``,
   O ``system:masters``), renewed by the same rules.
+- ``front-proxy-ca.crt``, ``.key`` and ``front-proxy-client.crt``, ``.key``: the aggregator's
+  own CA and the client certificate it presents to extension API servers (CN
+  ``front-proxy-client``), as kubeadm makes them: a CA of its own, so that a certificate trusted
+  to name users in request headers is never one that also authenticates as a user.
 
 Everything here blocks (key generation, files): the server calls it in a worker thread.
 """
@@ -32,6 +36,8 @@ ADMIN_USER = "kplane-admin"
 ADMIN_GROUP = "system:masters"  # the group Kubernetes' authorizers let do anything
 SERVING_FILE = "apiserver"
 ADMIN_FILE = "admin"
+FRONT_PROXY_CA_FILE = FRONT_PROXY_CA_NAME = "front-proxy-ca"  # kubeadm's file and CN
+FRONT_PROXY_CLIENT_FILE = FRONT_PROXY_CLIENT_NAME = "front-proxy-client"
 
 
 @dataclass(frozen=True)
@@ -46,16 +52,16 @@ class PKIFolder:
     def key(self, name: str) -> Path:
         return self.folder / f"{name}.key"
 
-    def ensure_ca(self) -> KeyPair:
-        """The CA: read, or made if there is none yet."""
+    def ensure_ca(self, name: str = "ca", common_name: str = CA_NAME) -> KeyPair:
+        """The CA ``name`` (kplane's own by default): read, or made if there is none yet."""
         private_dir(self.folder)
-        cert, key = self.cert("ca"), self.key("ca")
+        cert, key = self.cert(name), self.key(name)
         if not cert.exists() and not key.exists():
-            ca = new_ca(CA_NAME)
-            self._write("ca", ca)  # the key first: a certificate is never left without it
+            ca = new_ca(common_name)
+            self._write(name, ca)  # the key first: a certificate is never left without it
             log.info("made a new CA in %s (SHA-256 fingerprint %s)", cert, fingerprint(ca.cert))
             return ca
-        ca = self._read("ca")
+        ca = self._read(name)
         if ca is None:
             raise PKIError(f"{cert} and {key} do not make a CA: they are not a certificate and its key "
                            f"(remove {self.folder} to make a new CA; every kubeconfig it signed stops working)")
@@ -79,12 +85,22 @@ class PKIFolder:
 
     def ensure_admin(self, ca: KeyPair) -> KeyPair:
         """The admin's client certificate, signed by ``ca``."""
-        current = self._read(ADMIN_FILE)
+        return self.ensure_client(ca, ADMIN_FILE, ADMIN_USER, [ADMIN_GROUP])
+
+    def ensure_front_proxy(self) -> tuple[Path, Path]:
+        """The front proxy's CA and its client certificate (``front-proxy-client.crt`` and ``.key``)."""
+        ca = self.ensure_ca(FRONT_PROXY_CA_FILE, FRONT_PROXY_CA_NAME)
+        self.ensure_client(ca, FRONT_PROXY_CLIENT_FILE, FRONT_PROXY_CLIENT_NAME)
+        return self.cert(FRONT_PROXY_CLIENT_FILE), self.key(FRONT_PROXY_CLIENT_FILE)
+
+    def ensure_client(self, ca: KeyPair, name: str, user: str, groups: list[str] | None = None) -> KeyPair:
+        """The client certificate ``name`` (CN ``user``, O ``groups``), signed by ``ca``."""
+        current = self._read(name)
         if current is not None and self._fits(current, ca):
             return current
-        admin = issue(ca, ADMIN_USER, organizations=[ADMIN_GROUP], client=True)
-        self._write(ADMIN_FILE, admin)
-        return admin
+        pair = issue(ca, user, organizations=groups or [], client=True)
+        self._write(name, pair)
+        return pair
 
     @staticmethod
     def _fits(pair: KeyPair, ca: KeyPair) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import secrets
@@ -26,7 +27,7 @@ from kplane.core.authz.authorizers import ALWAYS_ALLOW, Authorizers
 from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.kubeconfig import KubeconfigError
-from kplane.core.client.rest import RESTClient
+from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.config import ServerConfig
 from kplane.core.controllers.clients import InProcessAccounts
 from kplane.core.controllers.leading import run_controllers, stand_for_election
@@ -41,7 +42,9 @@ from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
 from kplane.core.server.filterchain import AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
+from kplane.core.serving import authconfigmap
 from kplane.core.serving.delegation import delegate
+from kplane.core.serving.frontproxy import resolve_front_proxy
 from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
 from kplane.core.serving.storage import open_server_storage
 from kplane.core.serving.tls import (
@@ -96,10 +99,6 @@ class APIServer:
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
         _warn_if_open(cfg)
-        try:
-            add_configured(self.authenticators, cfg.authentication)
-        except AuthenticationConfigError as err:
-            raise StartupError(str(err)) from None
         self.auditor = _auditor(cfg)
         loopback: KeyPair | None = None
         if cfg.tls:  # key generation: not on the event loop
@@ -109,11 +108,21 @@ class APIServer:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
+        # What start-up fills in (the host's CAs, the front proxy's certificate), once the storage
+        # is known to work, goes into the config every hook sees from now on.
+        cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
+            cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
+        cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
+        self.config = self.plugins.config = cfg
+        try:
+            add_configured(self.authenticators, cfg.authentication)
+        except AuthenticationConfigError as err:
+            raise StartupError(str(err)) from None
         try:
             self._delegation_clients = delegate(cfg.delegation, self.authenticators, self.authorizers)
         except KubeconfigError as err:
             raise StartupError(f"cannot delegate authentication or authorization: {err}") from None
-        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
         self._loopback = RESTClient("", token=self._loopback_token, ssl=self._loopback_ssl)
@@ -163,6 +172,7 @@ class APIServer:
                         "nor present certificates", self.url)
         self._loopback.server = self.url
         await self.plugins.post_start(self.registry, self.url)
+        await self._publish_authentication_trust()
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
         if cfg.write_kubeconfig:
             serving = self.secure_serving
@@ -171,6 +181,20 @@ class APIServer:
         app[LIFECYCLE].started = True
         if cfg.run_controllers:
             await self._start_controllers()
+
+    async def _publish_authentication_trust(self) -> None:
+        """kube-system/extension-apiserver-authentication, for the extension servers of a host
+        that serves ConfigMaps over HTTPS (:mod:`kplane.core.serving.authconfigmap`)."""
+        cfg, serving = self.config, self.secure_serving
+        if serving is None or cfg.delegation.authentication_kubeconfig is not None \
+                or self.scheme.resource("", "v1", "configmaps") is None:
+            return
+        own = cfg.data_dir / "pki" / "ca.crt" if serving.client_ca is not None else None
+        assert self._loopback is not None
+        try:
+            await authconfigmap.publish(self._loopback, authconfigmap.host_trust(cfg.authentication, own))
+        except (ApiError, OSError, ValueError) as err:  # the host serves on; its extensions are told nothing new
+            log.warning("could not publish the authentication trust: %s", err)
 
     async def _start_controllers(self) -> None:
         """The controller-manager in-process, over a loopback client (its informers, the Lease);

@@ -5,6 +5,10 @@ it extends, with k8s.io/apiserver's ``DelegatingAuthenticationOptions`` and
 ``--authentication-kubeconfig`` names the host: bearer tokens are checked by its TokenReview.
 ``--authorization-kubeconfig`` too: decisions come from its SubjectAccessReview, as the
 ``Webhook`` authorization mode, which becomes the default mode when that flag is given.
+Without ``--client-ca-file`` and ``--requestheader-client-ca-file`` the host's
+``kube-system/extension-apiserver-authentication`` says which CAs to trust
+(:mod:`kplane.core.serving.authconfigmap`; ``--authentication-skip-lookup``,
+``--authentication-tolerate-lookup-failure``).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ class DelegationOptions:
     authorized_ttl: float = 10.0
     unauthorized_ttl: float = 10.0
     always_allow_paths: tuple[str, ...] = ALWAYS_ALLOW_PATHS
+    skip_lookup: bool = False  # --authentication-skip-lookup
+    tolerate_lookup_failure: bool = False  # --authentication-tolerate-lookup-failure
 
 
 def _ttl(text: str) -> float:
@@ -49,6 +55,11 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--authentication-kubeconfig", type=Path, default=None, metavar="FILE",
                         help="kubeconfig of the cluster this server extends: bearer tokens are checked by its "
                              "TokenReview (an extension API server's delegated authentication)")
+    parser.add_argument("--authentication-skip-lookup", action="store_true",
+                        help="do not read the CAs and front-proxy settings no flag gives from the host's "
+                             "kube-system/extension-apiserver-authentication ConfigMap")
+    parser.add_argument("--authentication-tolerate-lookup-failure", action="store_true",
+                        help="start even if that ConfigMap cannot be read (requests may then be anonymous)")
     parser.add_argument("--authentication-token-webhook-cache-ttl", type=_ttl, default=10.0, metavar="DURATION",
                         help="how long the host's TokenReview answers are kept (default 10s)")
     parser.add_argument("--authorization-kubeconfig", type=Path, default=None, metavar="FILE",
@@ -66,7 +77,8 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 def from_args(args: argparse.Namespace) -> DelegationOptions:
     return DelegationOptions(args.authentication_kubeconfig, args.authentication_token_webhook_cache_ttl,
                              args.authorization_kubeconfig, args.authorization_webhook_cache_authorized_ttl,
-                             args.authorization_webhook_cache_unauthorized_ttl, args.authorization_always_allow_paths)
+                             args.authorization_webhook_cache_unauthorized_ttl, args.authorization_always_allow_paths,
+                             args.authentication_skip_lookup, args.authentication_tolerate_lookup_failure)
 
 
 def delegate(options: DelegationOptions, authenticators: Authenticators, authorizers: Authorizers) -> list[RESTClient]:

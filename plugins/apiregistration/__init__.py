@@ -3,8 +3,8 @@ own group).
 
 An APIService with a backend (``spec.service``, or kplane's ``spec.url``) makes the server a
 proxy for that group/version (:mod:`kplane.plugins.apiregistration.aggregator`): a request filter
-at the ``PROXY`` stage, a discovery and OpenAPI source, and the availability controller, all
-refusing backends unless the server was started with ``--enable-apiservice-backends``. The
+at the ``PROXY`` stage, a discovery and OpenAPI source, and the availability controller (all
+refusing backends if the server was started with ``--no-enable-apiservice-backends``). The
 plugin also keeps the Local APIServices of the groups the server serves itself.
 
 Its settings come from ``config.plugin_settings[plugin_name]``

@@ -1,12 +1,12 @@
-"""``APIServiceBackends``: while the server runs without ``--enable-apiservice-backends``, an
-APIService may not be given a backend (see "Backends are off" in
+"""``APIServiceBackends``: while the server runs with ``--no-enable-apiservice-backends``, an
+APIService may not be given a backend (see "Who may point the server at a backend" in
 :mod:`kplane.plugins.apiregistration.aggregator`)."""
 
 from __future__ import annotations
 
 from kplane.api import AdmissionRequest, Operation, Scheme, errors
 from kplane.plugins.apiregistration.apiservices import GROUP, RESOURCE
-from kplane.plugins.apiregistration.settings import BACKENDS_FLAG, Settings
+from kplane.plugins.apiregistration.settings import NO_BACKENDS_FLAG, Settings
 
 NAME = "APIServiceBackends"
 
@@ -33,6 +33,5 @@ class BackendsCheck:
         group, version = spec.group or "", spec.version or ""
         served = version in self.scheme.groups().get(group, ())
         why = (f"{'/'.join(filter(None, (group, version)))} is served by this server itself; " if served else "") + \
-            (f"APIService backends are off: start the server with {BACKENDS_FLAG} to allow them (it does not "
-             "authenticate yet: anyone who reaches it could then point it at any host)")
+            f"APIService backends are off: the server was started with {NO_BACKENDS_FLAG}"
         raise errors.invalid_object("APIService", GROUP, request.obj.metadata.name or request.name, [errors.forbidden(field, why)])

@@ -14,18 +14,15 @@ other names a backend, and then
 * :mod:`~kplane.plugins.apiregistration.availability` checks the backend and records the
   ``Available`` condition.
 
-Backends are off unless the server was started with ``--enable-apiservice-backends``.
-kplane does not authenticate yet, so anyone who reaches the port could otherwise make the server
-send requests to any host it can reach (cloud metadata addresses, services on its loopback) and
-relay the answers, or hand a group/version served here (the controllers' Leases) to a server of
-their own. Without the flag the ``APIServiceBackends`` admission check
-(:mod:`~kplane.plugins.apiregistration.admission`) refuses, with a 422 naming the field and the
-flag, any create or update that gives an APIService a backend (``spec.url`` or ``spec.service``,
-for a new group/version or one served here), and APIServices stored with one before are not
-proxied to: they are ``Available=False`` with reason ``BackendsDisabled`` and their requests get
-a 503. ``spec.service`` is covered too because in kplane it names an address the user chose: an
-ExternalName Service any host, and a cluster IP is whatever address the Service's writer set
-(there is no service network, so it is dialled as it is).
+Who may point the server at a backend: whoever may create or update APIServices, which RBAC
+grants only to cluster admins by default (as in Kubernetes, where that is as good as being the
+cluster: the backend sees every request of its group/version and may take over a group served
+here). Backends can be turned off altogether with ``--no-enable-apiservice-backends``, for a
+server that must never make requests to other hosts: then the ``APIServiceBackends`` admission
+check (:mod:`~kplane.plugins.apiregistration.admission`) refuses, with a 422 naming the field
+and the flag, any create or update that gives an APIService a backend (``spec.url`` or
+``spec.service``), and APIServices stored with one before are not proxied to: they are
+``Available=False`` with reason ``BackendsDisabled`` and their requests get a 503.
 
 The parts, each a module of this package: :mod:`~kplane.plugins.apiregistration.backends` (where
 a backend listens), :mod:`~kplane.plugins.apiregistration.proxy` (the ``PROXY`` request filter),
@@ -34,14 +31,18 @@ a backend listens), :mod:`~kplane.plugins.apiregistration.proxy` (the ``PROXY`` 
 server by :mod:`~kplane.plugins.apiregistration.aggregation`; this module holds what they share.
 
 Identity headers. kube-aggregator tells a backend who the user is with ``X-Remote-User``,
-``X-Remote-Group``, ``X-Remote-Uid`` and ``X-Remote-Extra-*``, and a backend believes them only
-because they come over TLS from a client certificate it trusts for that (``--proxy-client-cert-file``
-and the backend's ``--requestheader-client-ca-file``). A header a backend cannot tell from one any
-client could send is a credential handed to whoever can make the server connect somewhere. The
-rule: identity headers go only over an authenticated channel, https with the proxy's client
-certificate. kplane has no such certificate yet, so neither the proxy nor the server's own
-requests (the availability probe, discovery and OpenAPI fetches) send any: a backend sees an
-anonymous request, as from any client. Nor do they follow redirects (see
+``X-Remote-Group`` (one per group), ``X-Remote-Uid`` and ``X-Remote-Extra-<key>`` (the key
+%-escaped), and a backend believes them only because they come over TLS from a client
+certificate it trusts for that (``--proxy-client-cert-file``, made by default: see
+:mod:`kplane.core.serving.frontproxy`; and the backend's ``--requestheader-client-ca-file``, which
+the host publishes in ``kube-system/extension-apiserver-authentication``). A header a backend
+cannot tell from one any client could send is a credential handed to whoever can make the server
+connect somewhere. The rule: identity headers go only over https with the proxy's client
+certificate (:attr:`Backend.identity`); a plain-http backend sees anonymous requests. The user
+sent is the one the request acts as (after impersonation); the server's own requests (the
+availability probe, discovery and OpenAPI fetches) are ``system:kube-aggregator`` in
+``system:masters``, as kube-aggregator's. The client's own ``Authorization``, ``Impersonate-*``
+and ``X-Remote-*`` headers never reach a backend, and redirects are not followed (see
 :mod:`~kplane.plugins.apiregistration.proxy`).
 
 The APIServices are read through informers of the aggregator's own on the server's loopback
@@ -59,12 +60,28 @@ from typing import Any
 import aiohttp
 import orjson
 
-from kplane.api import Handlers, RESTClient, Scheme, SharedInformerFactory, wait_synced
+from kplane.api import Handlers, RESTClient, Scheme, SharedInformerFactory, UserInfo, user, wait_synced
 from kplane.plugins.apiregistration.apiservices import GROUP, RESOURCE, VERSION, group_version, is_local
-from kplane.plugins.apiregistration.backends import Backends
+from kplane.plugins.apiregistration.backends import Backend, Backends
 from kplane.plugins.apiregistration.settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Whom the server's own requests to a backend come from (kube-aggregator's name for itself).
+AGGREGATOR_USER = UserInfo("system:kube-aggregator", groups=(user.SYSTEM_MASTERS,))
+
+
+def identity_headers(backend: Backend, who: UserInfo) -> list[tuple[str, str]]:
+    """The front proxy's headers naming ``who``, as client-go's ``SetAuthProxyHeaders`` sets
+    them; none unless the channel to ``backend`` proves they are the proxy's."""
+    if not backend.identity:
+        return []
+    headers = [("X-Remote-User", who.name), *(("X-Remote-Group", group) for group in who.groups)]
+    if who.uid:
+        headers.append(("X-Remote-Uid", who.uid))
+    headers += [(f"X-Remote-Extra-{user.escape_extra_key(key)}", value)
+                for key, values in who.extra.items() for value in values]
+    return headers
 
 
 class Aggregator:
@@ -79,7 +96,7 @@ class Aggregator:
         self.services = self.informers.informer("", "v1", "services") if scheme.resource("", "v1", "services") else None
         if self.services is not None:
             self.services.add_handlers(Handlers.for_any(self._changed))
-        self.backends = Backends(settings.backends, self.services)
+        self.backends = Backends(settings.backends, self.services, settings.client_cert)
         self.on_backend_failure: Callable[[str], None] = lambda name: None  # the availability check's hint
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0),  # every proxied watch holds a connection
@@ -131,12 +148,13 @@ class Aggregator:
     # -- asking a backend about itself ----------------------------------------------------------------
     async def fetch(self, api_service: dict[str, Any], path: str, accept: str,
                     timeout: float | None = None) -> tuple[int, str, Any]:
-        """GET ``path`` from the backend, anonymously and not following redirects: (status,
-        content type, parsed JSON body); within ``timeout`` (default: the discovery timeout)."""
+        """GET ``path`` from the backend as :data:`AGGREGATOR_USER`, not following redirects:
+        (status, content type, parsed JSON body); within ``timeout`` (default: the discovery timeout)."""
         backend = self.backends.backend(api_service)
-        headers = {"Accept": accept}
+        headers = [("Accept", accept), *identity_headers(backend, AGGREGATOR_USER)]
         async with asyncio.timeout(self.settings.discovery_timeout if timeout is None else timeout):
-            async with self.session.get(backend.url(path), headers=headers, ssl=backend.ssl, allow_redirects=False) as reply:
+            async with self.session.get(backend.url(path), headers=headers, ssl=backend.ssl, allow_redirects=False,
+                                        server_hostname=backend.server_hostname) as reply:
                 raw = await reply.read()
                 try:
                     parsed = orjson.loads(raw) if raw else None

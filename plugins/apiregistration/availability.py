@@ -14,8 +14,8 @@ condition is
   answer (``failing or missing response from URL: ...``) or none in time (``timed out waiting for URL``);
 * ``False``, reason ``ServiceNotFound`` / ``ServicePortError`` / ``MissingEndpoints``, or
   ``Unknown`` with ``ServiceAccessError``: ``spec.service`` names no usable Service;
-* ``False``, reason ``BackendsDisabled``: the server was started without
-  ``--enable-apiservice-backends``, so it asks (and proxies to) no backend at all.
+* ``False``, reason ``BackendsDisabled``: the server was started with
+  ``--no-enable-apiservice-backends``, so it asks (and proxies to) no backend at all.
 
 The status is written (``PUT .../status``) only when the condition changes, and
 ``lastTransitionTime`` moves only when its status does.

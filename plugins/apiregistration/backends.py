@@ -1,15 +1,19 @@
-"""Where an APIService's backend listens, and why asking it failed, in Go's words.
+"""Where an APIService's backend listens, how it is spoken to, and why asking it failed, in Go's words.
 
-Kubernetes resolves ``spec.service`` through a core/v1 Service and speaks https to it. kplane's
-servers speak plain HTTP on loopback and there may be no Services at all, so:
-
+* ``spec.service`` is looked up as a core/v1 Service when this server serves Services, and
+  spoken to over https as kube-aggregator does: type ExternalName at ``<externalName>:<port>``,
+  a Service with a cluster IP at ``<clusterIP>:<port>`` (the port must be one of the Service's;
+  kplane has no service network, so the cluster IP is dialled as the Service's writer set it).
+  The backend's certificate must be valid for ``<name>.<namespace>.svc`` and signed by a CA in
+  ``caBundle`` (the system's CAs without one), unless ``insecureSkipTLSVerify``. A missing
+  Service makes the APIService unavailable with reason ServiceNotFound.
 * ``spec.url`` (a kplane extension, like an admission webhook's ``clientConfig.url``) is the
-  backend's base URL: ``http://127.0.0.1:8444`` or an https URL (``caBundle`` and
-  ``insecureSkipTLSVerify`` then apply);
-* ``spec.service`` is looked up as a core/v1 Service when this server serves Services: type
-  ExternalName goes to ``http://<externalName>:<port>``, a Service with a cluster IP to
-  ``http://<clusterIP>:<port>`` (the port must be one of the Service's). A missing Service makes
-  the APIService unavailable with reason ServiceNotFound.
+  backend's base URL: https as above (verified for the URL's host), or plain ``http://`` for a
+  backend on a trusted path (the tests' in-process servers), which gets no identity.
+
+Over https the aggregator presents its front-proxy client certificate
+(``--proxy-client-cert-file``), and only then tells the backend who the user is (see "Identity
+headers" in :mod:`kplane.plugins.apiregistration.aggregator`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import socket
 import ssl
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,11 +32,11 @@ import aiohttp
 from yarl import URL
 
 from kplane.api import Informer
-from kplane.plugins.apiregistration.settings import BACKENDS_FLAG
+from kplane.plugins.apiregistration.settings import NO_BACKENDS_FLAG
 
 log = logging.getLogger(__name__)
 
-BACKENDS_DISABLED = "BackendsDisabled"  # the Available condition's reason while the flag is off
+BACKENDS_DISABLED = "BackendsDisabled"  # the Available condition's reason while backends are off
 
 
 class BackendError(Exception):
@@ -47,6 +52,8 @@ class BackendError(Exception):
 class Backend:
     base: str  # scheme://host:port[/prefix], no trailing slash
     ssl: ssl.SSLContext | bool
+    server_hostname: str | None = None  # the name the certificate must be valid for (a Service's)
+    identity: bool = False  # https with the front proxy's certificate: the user's identity may be sent
 
     def url(self, raw_path: str) -> URL:
         """The backend's URL for a path (and query) exactly as the client encoded it."""
@@ -57,21 +64,23 @@ class Backend:
 class Backends:
     """Resolves APIServices to their backends (one TLS context per ``caBundle``)."""
 
-    def __init__(self, enabled: bool, services: Informer | None) -> None:
+    def __init__(self, enabled: bool, services: Informer | None, client_cert: tuple[Path, Path] | None = None) -> None:
         self.enabled = enabled
         self.services = services  # core/v1 Services, when this server serves them
-        self._ssl: dict[str, ssl.SSLContext] = {}
+        self.client_cert = client_cert  # the front proxy's certificate and key
+        self._ssl: dict[tuple[str, bool], ssl.SSLContext] = {}
 
     def backend(self, api_service: dict[str, Any]) -> Backend:
         """Where the APIService's backend listens; BackendError when that cannot be told, or
         when backends are off."""
         if not self.enabled:
-            raise BackendError(BACKENDS_DISABLED, f"APIService backends are off: the server was started without {BACKENDS_FLAG}")
+            raise BackendError(BACKENDS_DISABLED, f"APIService backends are off: the server was started with {NO_BACKENDS_FLAG}")
         spec = api_service.get("spec") or {}
         url = spec.get("url")
         if url:
-            parts = urlsplit(url)
-            return Backend(url.rstrip("/"), self._ssl_for(spec) if parts.scheme == "https" else False)
+            if urlsplit(url).scheme != "https":
+                return Backend(url.rstrip("/"), False)
+            return self._https(url.rstrip("/"), spec, None)
         service = spec.get("service") or {}
         namespace, name, port = service.get("namespace", ""), service.get("name", ""), int(service.get("port") or 443)
         found = None
@@ -85,23 +94,35 @@ class Backends:
             host = svc.get("externalName") or ""
             if not host:
                 raise BackendError("ServiceAccessError", f'service/{name} in "{namespace}" has no externalName')
-            return Backend(f"http://{_host(host)}:{port}", False)
+            return self._https(f"https://{_host(host)}:{port}", spec, f"{name}.{namespace}.svc")
         cluster_ip = svc.get("clusterIP") or ""
         if not cluster_ip or cluster_ip == "None":
             raise BackendError("MissingEndpoints", f'service/{name} in "{namespace}" has no cluster IP to route to')
         if not any(p.get("port") == port for p in svc.get("ports") or []):
             raise BackendError("ServicePortError", f'service/{name} in "{namespace}" is not listening on port {port}')
-        return Backend(f"http://{_host(cluster_ip)}:{port}", False)
+        return self._https(f"https://{_host(cluster_ip)}:{port}", spec, f"{name}.{namespace}.svc")
 
-    def _ssl_for(self, spec: dict[str, Any]) -> ssl.SSLContext | bool:
-        if spec.get("insecureSkipTLSVerify"):
-            return False
-        bundle = spec.get("caBundle") or ""
-        if not bundle:
-            return True
-        if bundle not in self._ssl:
-            self._ssl[bundle] = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
-        return self._ssl[bundle]
+    def _https(self, base: str, spec: dict[str, Any], server_hostname: str | None) -> Backend:
+        return Backend(base, self._ssl_for(spec), server_hostname, self.client_cert is not None)
+
+    def _ssl_for(self, spec: dict[str, Any]) -> ssl.SSLContext:
+        """The context for ``caBundle`` (none: the system's CAs) or ``insecureSkipTLSVerify``,
+        presenting the front proxy's certificate."""
+        insecure = bool(spec.get("insecureSkipTLSVerify"))
+        bundle = "" if insecure else spec.get("caBundle") or ""
+        key = (bundle, insecure)
+        if key not in self._ssl:
+            try:
+                context = ssl.create_default_context(cadata=base64.b64decode(bundle).decode() if bundle else None)
+            except (ssl.SSLError, ValueError) as err:  # validation checked it is base64, not that it is PEM
+                raise BackendError("ServiceAccessError", f"spec.caBundle holds no usable CA certificate: {err}") from None
+            if insecure:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            if self.client_cert is not None:
+                context.load_cert_chain(*self.client_cert)
+            self._ssl[key] = context
+        return self._ssl[key]
 
 
 def _host(host: str) -> str:

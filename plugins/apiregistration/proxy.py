@@ -4,7 +4,8 @@ serves it (the backend wins), and so does its OpenAPI document ``/openapi/v3/api
 
 Requests reach the backend as they came (method, path, query, body and headers streamed both
 ways, watches included), less the hop-by-hop headers and every header that claims an identity:
-``Authorization``, ``Impersonate-*`` and the front-proxy headers ``X-Remote-*``, whoever set them
+``Authorization``, ``Impersonate-*`` and the front-proxy headers ``X-Remote-*``, whoever set them;
+over https the proxy then names the user the request acts as in its own ``X-Remote-*`` headers
 (see "Identity headers" in :mod:`kplane.plugins.apiregistration.aggregator`).
 
 Redirects are never followed, as kube-aggregator with ``--aggregator-reject-forwarding-redirect``
@@ -28,8 +29,8 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kplane.api import errors
-from kplane.plugins.apiregistration.aggregator import Aggregator
+from kplane.api import errors, user_of
+from kplane.plugins.apiregistration.aggregator import Aggregator, identity_headers
 from kplane.plugins.apiregistration.apiservices import condition
 from kplane.plugins.apiregistration.backends import BackendError, describe_error
 
@@ -94,6 +95,7 @@ class ProxyFilter:
         target = backend.url(request.raw_path)
         peer = request.remote
         headers = proxy_headers(request.headers, peer)
+        headers.extend(identity_headers(backend, user_of(request)))
         if request.content_length is not None:
             headers["Content-Length"] = str(request.content_length)
         body = request.content.iter_chunked(65536) if request.body_exists else None
@@ -101,7 +103,8 @@ class ProxyFilter:
         try:
             async with asyncio.timeout(self.aggregator.settings.response_timeout):
                 upstream = await self.aggregator.session.request(request.method, target, headers=headers, data=body,
-                                                      allow_redirects=False, ssl=backend.ssl, skip_auto_headers=skip)
+                                                      allow_redirects=False, ssl=backend.ssl, skip_auto_headers=skip,
+                                                      server_hostname=backend.server_hostname)
         except Exception as err:
             if not isinstance(err, (aiohttp.ClientError, OSError)):  # TimeoutError is an OSError
                 raise

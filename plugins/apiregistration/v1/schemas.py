@@ -13,8 +13,8 @@ class ServiceReferenceSchema(Schema):
     name = fields.Str(metadata={"description": "The name of the Service."})
     port = fields.Int32(metadata={"description": (
         "The port on the Service the backend listens on, 1-65535. Defaults to 443. kplane resolves a Service of "
-        "type ExternalName to http://<externalName>:<port>, and a Service with a cluster IP to "
-        "http://<clusterIP>:<port> (kplane's backends speak plain HTTP)."
+        "type ExternalName to https://<externalName>:<port>, and a Service with a cluster IP to "
+        "https://<clusterIP>:<port>; the backend's certificate must be valid for <name>.<namespace>.svc."
     ), "default": 443})
 
 
@@ -23,14 +23,14 @@ class APIServiceSpecSchema(Schema):
 
     service = fields.Nested(ServiceReferenceSchema, metadata={"pointer": True, "description": (
         "The Service in front of the backend server. Unset (and url unset): this server serves the group/version "
-        "itself, a Local APIService; requests go to its own handlers. A backend (service or url) is accepted only "
-        "by a server started with --enable-apiservice-backends."
+        "itself, a Local APIService; requests go to its own handlers. A backend (service or url) is refused by a "
+        "server started with --no-enable-apiservice-backends."
     )})
     url = fields.Str(metadata={"description": (
         "kplane extension: the base URL of the backend server, for a server outside any Service, such as "
         "http://127.0.0.1:8444 (scheme http or https, a host, an optional path prefix; no query, fragment or user "
-        "information). Requests for /apis/<group>/<version>/... go to <url>/apis/<group>/<version>/.... Mutually "
-        "exclusive with service."
+        "information). Requests for /apis/<group>/<version>/... go to <url>/apis/<group>/<version>/.... Only "
+        "an https backend is told who the user is. Mutually exclusive with service."
     )})
     group = fields.Str(metadata={"description": "The API group this server hosts, such as wardle.example.com."})
     version = fields.Str(metadata={"description": "The API version this server hosts, such as v1alpha1."})

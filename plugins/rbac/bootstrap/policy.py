@@ -49,6 +49,22 @@ def group(name: str) -> Obj:
     return {"kind": "Group", "apiGroup": RBAC, "name": name}
 
 
+def user(name: str) -> Obj:
+    return {"kind": "User", "apiGroup": RBAC, "name": name}
+
+
+def role(namespace: str, name: str, rules: list[Obj]) -> Obj:
+    """A bootstrap Role (``namespace_policy.go``), reconciled as the ClusterRoles are."""
+    return {"metadata": {"name": name, "namespace": namespace, "labels": dict(BOOTSTRAPPING),
+                         "annotations": {AUTOUPDATE: "true"}}, "rules": rules}
+
+
+def role_binding(namespace: str, role_name: str, subjects: list[Obj], name: str | None = None) -> Obj:
+    return {"metadata": {"name": name or role_name, "namespace": namespace, "labels": dict(BOOTSTRAPPING),
+                         "annotations": {AUTOUPDATE: "true"}},
+            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": role_name}, "subjects": subjects}
+
+
 PUBLIC_INFO_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
 DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
                   "/version", "/version/"]
@@ -105,4 +121,20 @@ CLUSTER_ROLE_BINDINGS = [
     cluster_role_binding("system:discovery", [group("system:authenticated")]),
     cluster_role_binding("system:basic-user", [group("system:authenticated")]),
     cluster_role_binding("system:public-info-viewer", [group("system:authenticated"), group("system:unauthenticated")]),
+]
+
+SYSTEM = "kube-system"
+AUTHENTICATION_READER = "extension-apiserver-authentication-reader"
+
+# The namespaced ones. Extension API servers are bound to the reader (as sample-apiserver's
+# artifacts do) to learn from kube-system/extension-apiserver-authentication whom to trust.
+ROLES = [
+    role(SYSTEM, AUTHENTICATION_READER, [
+        {**rule(READ, [LEGACY], ["configmaps"]), "resourceNames": ["extension-apiserver-authentication"]},
+    ]),
+]
+
+ROLE_BINDINGS = [
+    role_binding(SYSTEM, AUTHENTICATION_READER, [user("system:kube-controller-manager"), user("system:kube-scheduler")],
+                 name="system::" + AUTHENTICATION_READER),
 ]

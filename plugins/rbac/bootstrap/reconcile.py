@@ -1,4 +1,6 @@
-"""Reconciling the bootstrap policy on every start (kube's ``registry/rbac/reconciliation``).
+"""Reconciling the bootstrap policy on every start (kube's ``registry/rbac/reconciliation``): the
+ClusterRoles and their bindings, then the Roles and RoleBindings of kube-system (that namespace
+made first if need be).
 
 A missing role or binding is created; an existing one gets the labels, annotations, rules,
 aggregation selectors and subjects it lacks, and keeps everything else (what users added stays).
@@ -70,27 +72,30 @@ def reconciled_binding(existing: Any, expected: Any) -> Any | None:
     return None if result == existing else result
 
 
+BINDINGS = ("clusterrolebindings", "rolebindings")
+
+
 async def _reconcile(registry: Registry, plural: str, wire: dict[str, Any]) -> None:
     store = registry.store(GROUP, plural)
     if store is None:  # the group is not served (--runtime-config)
         return
-    name = wire["metadata"]["name"]
-    ctx = RequestContext(group=GROUP, version="v1", resource=plural, name=name, user=SERVER)
-    reconcile = reconciled_role if plural == "clusterroles" else reconciled_binding
+    name, namespace = wire["metadata"]["name"], wire["metadata"].get("namespace", "")
+    ctx = RequestContext(group=GROUP, version="v1", resource=plural, namespace=namespace, name=name, user=SERVER)
+    reconcile = reconciled_binding if plural in BINDINGS else reconciled_role
 
     async def keep_reconciling(current: Any) -> Any:  # inside the guarded write: on what is stored then
         return (reconcile(current, expected) or current) if current is not None else expected
 
     for _ in range(ATTEMPTS):
         expected = store.resource.internalize(copy.deepcopy(wire), "v1")
-        existing = await store.get_internal("", name)
+        existing = await store.get_internal(namespace, name)
         try:
             if existing is None:
                 await store.create(ctx, expected)
                 log.info("created %s %s", plural, name)
             elif _protected(existing):
                 return
-            elif plural == "clusterrolebindings" and existing.role_ref != expected.role_ref:
+            elif plural in BINDINGS and existing.role_ref != expected.role_ref:
                 await store.delete(ctx, name, DeleteOptions())  # the roleRef cannot change: make it again
                 continue
             elif reconcile(existing, expected) is not None:
@@ -109,3 +114,26 @@ async def reconcile_bootstrap_policy(registry: Registry) -> None:
         await _reconcile(registry, "clusterroles", role)
     for binding in (*policy.CLUSTER_ROLE_BINDINGS, *controller_policy.CLUSTER_ROLE_BINDINGS):
         await _reconcile(registry, "clusterrolebindings", binding)
+    for namespace in sorted({obj["metadata"]["namespace"] for obj in (*policy.ROLES, *policy.ROLE_BINDINGS)}):
+        if not await _ensure_namespace(registry, namespace):
+            return  # no Namespaces served here: no namespaced roles either
+    for role in policy.ROLES:
+        await _reconcile(registry, "roles", role)
+    for binding in policy.ROLE_BINDINGS:
+        await _reconcile(registry, "rolebindings", binding)
+
+
+async def _ensure_namespace(registry: Registry, name: str) -> bool:
+    """The namespace exists (made if need be, as kube's policy reconciliation does); False
+    when this server serves no Namespaces."""
+    store = registry.store("", "namespaces")
+    if store is None:
+        return False
+    if await store.get_internal("", name) is None:
+        namespace = store.resource.internalize({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "v1")
+        try:
+            await store.create(RequestContext(version="v1", resource="namespaces", name=name, user=SERVER), namespace)
+        except APIError as err:  # another server (or the core plugin) made it first
+            if err.code != 409:
+                raise
+    return True
