@@ -301,7 +301,7 @@ async def test_without_a_policy_nothing_is_installed(tmp_path: Path) -> None:
     await srv.start()
     try:
         status, _, audit_id = await _call(srv, "GET", "/version", token=None)
-        assert (status, audit_id, srv.auditor) == (200, "", None)
+        assert (status, audit_id, srv.security.auditor) == (200, "", None)
     finally:
         await srv.stop()
 

@@ -193,7 +193,7 @@ async def test_controller_tokens_pass_the_in_flight_limit(tmp_path: Path) -> Non
     finally:
         await srv.stop()
     assert srv.controllers.accounts  # the controllers' tokens are known no more once stopped
-    assert set(srv._own_tokens.tokens) == {srv._loopback_token}
+    assert set(srv.security.own_tokens.tokens) == {srv.security.loopback_token}
 
 
 def _clients(obj: object, seen: set[int] | None = None) -> Iterator[RESTClient]:

@@ -111,7 +111,7 @@ async def test_slow_list_readers_beyond_the_limit_get_429_while_the_admitted_are
                     assert reply.status == 200, probe
             async with session.post(CM, json={"metadata": {"name": "a-write"}}) as reply:
                 assert reply.status == 201
-            token = {"Authorization": f"Bearer {two_readers._loopback_token}"}
+            token = {"Authorization": f"Bearer {two_readers.security.loopback_token}"}
             async with session.get(f"{CM}/a-write", headers=token) as reply:
                 assert reply.status == 200
         finally:

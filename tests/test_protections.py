@@ -106,7 +106,7 @@ async def test_a_mutating_request_beyond_the_limit_is_429_with_retry_after(limit
             async with session.get(probe) as reply:
                 assert reply.status == 200, probe
         # The server's own clients carry the loopback token and are never refused.
-        token = {"Authorization": f"Bearer {limited._loopback_token}"}
+        token = {"Authorization": f"Bearer {limited.security.loopback_token}"}
         async with session.post(CM, json={"metadata": {"name": "loopback"}}, headers=token) as reply:
             assert reply.status == 201
         async with session.post(CM, json={"metadata": {"name": "guess"}}, headers={"Authorization": "Bearer guess"}) as reply:
@@ -270,7 +270,7 @@ async def test_past_the_connection_cap_only_probes_and_loopback_are_served(tmp_p
 
         # A loopback client is served there, and its connection leaves the count.
         reader, writer = await connect(server)
-        writer.write(f"POST {CM} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server._loopback_token}\r\n"
+        writer.write(f"POST {CM} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.security.loopback_token}\r\n"
                      f"Content-Type: application/json\r\nContent-Length: 27\r\n\r\n".encode()
                      + b'{"metadata":{"name":"lbk"}}')
         assert (await answer(reader))[0] == 201

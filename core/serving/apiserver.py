@@ -7,26 +7,13 @@ import contextlib
 import dataclasses
 import ipaddress
 import logging
-import secrets
 import socket
 import ssl
-import uuid
 from pathlib import Path
 
 from aiohttp import web
 
-from kplane.core.audit.filter import Auditor, auditor_from
-from kplane.core.audit.policy import PolicyError
-from kplane.core.authn.authenticators import Authenticators, StaticTokens
-from kplane.core.authn.clientcert import ClientCertificates
-from kplane.core.authn.configured import AuthenticationConfigError, add_configured
-from kplane.core.authn.filter import authentication_filter
-from kplane.core.authn.impersonation import impersonation_filter
-from kplane.core.authn.user import APISERVER, SYSTEM_MASTERS, UserInfo
-from kplane.core.authz.authorizers import ALWAYS_ALLOW, Authorizers
-from kplane.core.authz.filter import authorization_filter
 from kplane.core.client.informer import SharedInformerFactory
-from kplane.core.client.kubeconfig import KubeconfigError
 from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.config import ServerConfig
 from kplane.core.controllers.clients import InProcessAccounts
@@ -41,20 +28,17 @@ from kplane.core.runtime.scheme import Scheme
 from kplane.core.server.apisources import APISources
 from kplane.core.server.app import LIFECYCLE, build_app
 from kplane.core.server.connections import GuardedRunner
-from kplane.core.server.filterchain import AUDIT, AUTHENTICATION, AUTHORIZATION, IMPERSONATION, FilterChain
+from kplane.core.server.filterchain import FilterChain
 from kplane.core.serving import authconfigmap
-from kplane.core.serving.delegation import delegate
 from kplane.core.serving.frontproxy import resolve_front_proxy
-from kplane.core.serving.datadir import StartupError, prepare_data_dir, write_kubeconfig
+from kplane.core.serving.datadir import prepare_data_dir, write_kubeconfig
+from kplane.core.serving.security import Security, warn_if_open
 from kplane.core.serving.storage import open_server_storage
 from kplane.core.serving.tls import (
-    SecureServing, check_serving, is_loopback, loopback_certificate, loopback_client_tls, prepare_secure_serving)
+    SecureServing, check_serving, loopback_certificate, loopback_client_tls, prepare_secure_serving)
 from kplane.core.storage.interface import Storage
 
 log = logging.getLogger(__name__)
-
-# Who the server's own clients are (kube-apiserver's loopback client): allowed everything.
-LOOPBACK_USER = UserInfo(APISERVER, uid=str(uuid.uuid4()), groups=(SYSTEM_MASTERS,))
 
 
 class APIServer:
@@ -80,16 +64,10 @@ class APIServer:
         self._controller_task: asyncio.Task[None] | None = None
         self._loopback: RESTClient | None = None
         self.informers: SharedInformerFactory | None = None  # loopback informers of admission plugins
-        # The in-process clients' bearer tokens: the loopback one, and one per controller added by
-        # _start_controllers. Their requests pass the in-flight limits and the connection cap, as
-        # kube-apiserver's loopback client (in system:masters) does.
-        self._loopback_token = secrets.token_urlsafe(32)
-        self._own_tokens = StaticTokens({self._loopback_token: LOOPBACK_USER})
-        self.authenticators = Authenticators(anonymous=config.authentication.anonymous)
-        self.authenticators.add_token("loopback", self._own_tokens)
-        self.authorizers = Authorizers(config.authorization.modes)
-        self._delegation_clients: list[RESTClient] = []  # to the host this server extends, if any
-        self.auditor: Auditor | None = None
+        # Authentication, authorization, audit; and the in-process clients' tokens (the loopback
+        # one, one per controller added by _start_controllers), which the server's limits let through.
+        self.security = Security(config)
+        self.authenticators, self.authorizers = self.security.authenticators, self.security.authorizers
         self._loopback_ssl: ssl.SSLContext | None = None  # how they verify us over HTTPS
         self.secure_serving: SecureServing | None = None  # None: plain HTTP (--http)
         self.url = ""
@@ -98,8 +76,8 @@ class APIServer:
         cfg = self.config
         check_serving(cfg)
         prepare_data_dir(cfg.data_dir)
-        _warn_if_open(cfg)
-        self.auditor = _auditor(cfg)
+        warn_if_open(cfg)
+        self.security.open_audit_log(cfg)
         loopback: KeyPair | None = None
         if cfg.tls:  # key generation: not on the event loop
             loopback = await asyncio.to_thread(loopback_certificate)
@@ -115,51 +93,32 @@ class APIServer:
             cfg.authentication, cfg.delegation, cfg.data_dir, cfg.tls))
         cfg = await asyncio.to_thread(resolve_front_proxy, cfg)
         self.config = self.plugins.config = cfg
-        try:
-            add_configured(self.authenticators, cfg.authentication)
-        except AuthenticationConfigError as err:
-            raise StartupError(str(err)) from None
-        try:
-            self._delegation_clients = delegate(cfg.delegation, self.authenticators, self.authorizers)
-        except KubeconfigError as err:
-            raise StartupError(f"cannot delegate authentication or authorization: {err}") from None
+        self.security.configure(cfg)
         self.registry = Registry(self.scheme, self.storage, self.admission)
         # Admission plugins get informers on our own loopback client, which learns the address below.
-        self._loopback = RESTClient("", token=self._loopback_token, ssl=self._loopback_ssl)
+        self._loopback = RESTClient("", token=self.security.loopback_token, ssl=self._loopback_ssl)
         self.informers = SharedInformerFactory(self._loopback)
         self.scheme.set_runtime_config(cfg.runtime_config)
         await self.plugins.setup(self.scheme, self.registry, self.admission, self.informers,
                                  self.authenticators, self.authorizers)
-        unknown_modes = self.authorizers.unknown_modes()
-        if unknown_modes:
-            raise StartupError(f"--authorization-mode names modes no plugin offers: {', '.join(unknown_modes)} "
-                               "(RBAC is the rbac plugin's; AlwaysAllow and AlwaysDeny are kplane's own, Webhook "
-                               "comes with --authorization-kubeconfig)")
+        self.security.check_modes()
         unknown = self.scheme.unknown_runtime_config()
         if unknown:
             raise ValueError(f"--runtime-config names group/versions no plugin registers: {', '.join(unknown)}")
         filters, sources = FilterChain(), APISources()
-        if self.auditor is not None:  # first: it also records the requests authentication refuses
-            filters.add(AUTHENTICATION, "AuditInit", self.auditor.init_filter)
-        filters.add(AUTHENTICATION, "Authentication", authentication_filter(self.authenticators))
-        filters.add(IMPERSONATION, "Impersonation", impersonation_filter(self.authorizers))
-        if self.auditor is not None:
-            filters.add(AUDIT, "Audit", self.auditor.audit_filter)
-        filters.add(AUTHORIZATION, "Authorization", authorization_filter(self.authorizers))
+        self.security.install(filters)
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
-                        limits=cfg.limits, loopback_tokens=self._own_tokens.tokens.keys())
+                        limits=cfg.limits, loopback_tokens=self.security.own_tokens.tokens.keys())
         app.router.add_get("/debug/plugins", self._debug_plugins)
-        if self.auditor is not None:
-            app.on_response_prepare.append(self.auditor.response_prepared)
-            self.auditor.start()
+        self.security.attach(app)
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
         if loopback is not None:  # the files in DATA_DIR/pki, once all else is ready
             self.secure_serving = await asyncio.to_thread(prepare_secure_serving, cfg, loopback)
             if self.secure_serving.client_ca is not None:  # kplane's own CA signs the users' certificates
-                self.authenticators.add_request("x509", ClientCertificates(self.secure_serving.client_ca))
+                self.security.trust_client_ca(self.secure_serving.client_ca)
         listener = self.secure_serving.listener if self.secure_serving is not None else None
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
         # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
@@ -202,8 +161,8 @@ class APIServer:
         Under leader election it runs only while this server holds the Lease and stands again
         after losing it."""
         cfg = self.config
-        client = self._controller_client = RESTClient(self.url, token=self._loopback_token, ssl=self._loopback_ssl)
-        accounts = self._controller_accounts = InProcessAccounts(client, self._own_tokens.tokens)
+        client = self._controller_client = RESTClient(self.url, token=self.security.loopback_token, ssl=self._loopback_ssl)
+        accounts = self._controller_accounts = InProcessAccounts(client, self.security.own_tokens.tokens)
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
@@ -248,25 +207,11 @@ class APIServer:
             await self.informers.stop()
         if self._loopback is not None:
             await self._loopback.close()
-        for client in self._delegation_clients:
-            await client.close()
         if self.runner is not None:
             await self.runner.cleanup()
         if self.storage is not None:
             await self.storage.close()
-        if self.auditor is not None:
-            await self.auditor.stop()
-            self.auditor = None
-
-
-def _auditor(cfg: ServerConfig) -> Auditor | None:
-    """The auditor ``--audit-*`` ask for; a bad policy or log file stops the start, saying why."""
-    try:
-        return auditor_from(cfg.audit)
-    except PolicyError as err:
-        raise StartupError(f"loading audit policy file: {err}") from None
-    except OSError as err:
-        raise StartupError(f"cannot open the audit log {cfg.audit.log_path}: {err.strerror}") from None
+        await self.security.close()
 
 
 def _url(scheme: str, host: str, port: int) -> str:
@@ -274,14 +219,3 @@ def _url(scheme: str, host: str, port: int) -> str:
     if ipaddress.ip_address(host).is_unspecified:
         host = "::1" if ":" in host else "127.0.0.1"
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
-
-
-def _warn_if_open(config: ServerConfig) -> None:
-    """AlwaysAllow lets whoever reaches the port do anything (over --http every request is
-    anonymous, since clients send no credentials there): say so, and to whom."""
-    if ALWAYS_ALLOW not in config.authorization.modes:
-        return
-    who = "anyone on this machine" if is_loopback(config.address) else \
-        f"anyone who can reach {config.address or 'any address of this machine'}"
-    log.warning("--authorization-mode %s: %s can read and change everything, Secrets included",
-                ",".join(config.authorization.modes), who)
