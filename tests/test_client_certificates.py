@@ -13,12 +13,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from cryptography import x509
 from aiohttp import web
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from kplane.core.authn.authenticators import AuthenticationError, Authenticators, StaticTokens
 from kplane.core.authn.clientcert import CertificateAuthority, ClientCertificates
+from kplane.core.pki.certificates import issue as pki_issue, new_ca as pki_ca
 from kplane.core.authn.configured import AuthenticationConfigError, add_configured
 from kplane.core.authn.filter import authenticated, authentication_filter
 from kplane.core.authn.options import AuthenticationOptions, RequestHeaderOptions, add_flags, from_args
@@ -264,3 +266,14 @@ def test_the_ca_may_be_given_as_certificates(pki: PKI) -> None:
     with pytest.raises(ValueError, match="holds no certificates"):
         CertificateAuthority([])
 
+
+
+def test_a_certificate_of_no_usage_is_made_without_the_extension() -> None:
+    """kplane's PKI leaves ExtendedKeyUsage out rather than write it empty (no valid certificate);
+    such a certificate is good for client authentication, as Go accepts it."""
+    ca = pki_ca("ca")
+    bare = pki_issue(ca, "nobody-in-particular")
+    with pytest.raises(x509.ExtensionNotFound):
+        bare.cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    CertificateAuthority(ca.cert_pem()).verify(bare.cert)
+    CertificateAuthority(ca.cert_pem()).verify(bare.cert)  # the second time from what the first found

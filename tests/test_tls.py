@@ -27,6 +27,7 @@ import yaml
 from aiohttp import web
 from cryptography import x509
 
+from kplane.core.authn.clientcert import peer_certificate
 from kplane.core.client.kubeconfig import client_from_kubeconfig
 from kplane.core.client.rest import RESTClient
 from kplane.core.client.tls import TLSClientConfig
@@ -34,7 +35,6 @@ from kplane.core.config import ServerConfig
 from kplane.core.pki.certificates import KeyPair, SubjectAltNames, fingerprint, issue, new_ca
 from kplane.core.pki.store import PKIFolder
 from kplane.core.pytest_plugin import Cluster
-from kplane.core.server.peercert import peer_certificate
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 from kplane.core.serving.tls import loopback_certificate, prepare_secure_serving

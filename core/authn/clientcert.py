@@ -12,6 +12,8 @@ proxy's headers (:mod:`.requestheader`) with its own CA.
 from __future__ import annotations
 
 import hashlib
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from aiohttp import web
@@ -24,6 +26,8 @@ from kplane.core.authn.authenticators import Authenticated, AuthenticationError
 from kplane.core.authn.user import CREDENTIAL_ID, UserInfo
 
 _PEER = web.RequestKey("kplane_peer_certificate", x509.Certificate)
+VERIFIED_FOR = 60.0  # seconds a verified certificate is taken as verified
+VERIFIED_KEPT = 4096  # certificates remembered at most
 
 # A client certificate need not name a host (subjectAltName) nor its issuer's key: Go does not ask.
 _CLIENT_POLICY = (ExtensionPolicy.webpki_defaults_ee()
@@ -76,17 +80,30 @@ class CertificateAuthority:
             raise ValueError(f"{source} holds no certificates")
         self.certificates = tuple(bundle)
         self._store = Store(list(self.certificates))
+        # Certificates verified lately, until when the answer holds: a client sends the same one
+        # with every request of a connection, and verifying costs more than the rest of a GET.
+        self._verified: OrderedDict[x509.Certificate, float] = OrderedDict()
 
     def verify(self, certificate: x509.Certificate) -> None:
         """Return when ``certificate`` is good for client authentication now, or raise
         :class:`AuthenticationError` saying why not."""
+        now = time.time()
+        until = self._verified.get(certificate)
+        if until is not None and now < until:
+            self._verified.move_to_end(certificate)
+            return
         verifier = (PolicyBuilder().store(self._store)
                     .extension_policies(ca_policy=ExtensionPolicy.webpki_defaults_ca(), ee_policy=_CLIENT_POLICY)
                     .build_client_verifier())  # built now: its clock is the time of this request
         try:
             verifier.verify(certificate, [])
         except VerificationError as err:
+            self._verified.pop(certificate, None)
             raise AuthenticationError(f"verifying certificate {_identifier(certificate)} failed: x509: {err}") from None
+        # Good for a while, never past its own end (the CAs of this bundle do not change).
+        self._verified[certificate] = min(now + VERIFIED_FOR, certificate.not_valid_after_utc.timestamp())
+        while len(self._verified) > VERIFIED_KEPT:
+            self._verified.popitem(last=False)
 
 
 def common_name(certificate: x509.Certificate) -> str:

@@ -152,9 +152,10 @@ def _leaf(ca: KeyPair | None, common_name: str, organizations: Iterable[str], sa
                .not_valid_before(now - BACKDATE).not_valid_after(end)
                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
                .add_extension(_key_usage(cert_sign=False), critical=True)
-               .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False))  # type: ignore[arg-type]
+    if usages:  # an empty ExtendedKeyUsage is no valid certificate: leave it out
+        builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
     if sans is not None:
         builder = builder.add_extension(sans.extension(), critical=False)
     return KeyPair(builder.sign(issuer_key, hashes.SHA256()), key)

@@ -4,7 +4,7 @@
   or one made in ``DATA_DIR/pki`` by :mod:`kplane.core.pki.store`), speaks TLS 1.2 or later and
   asks clients for a certificate without requiring one: a certificate given must verify against
   ``--client-ca-file`` (default: kplane's CA) or the handshake fails, and
-  :func:`kplane.core.server.peercert.peer_certificate` hands the verified one to authentication.
+  :func:`kplane.core.authn.clientcert.peer_certificate` hands the verified one to authentication.
 - The server's own clients (loopback informers, the in-process controllers) ask for the name
   ``apiserver-loopback-client`` (SNI), answered with a certificate made in memory at each start
   that they alone trust: they verify the server whatever certificate it serves others.
