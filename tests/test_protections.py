@@ -5,6 +5,7 @@ sockets: max in-flight (429 + Retry-After), watches and probes not counted, the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 import socket
 import subprocess
@@ -350,16 +351,22 @@ async def _raw_exchange(server: APIServer, request: bytes) -> tuple[int, dict]:
     return int(head.split()[1]), json.loads(body)
 
 
-async def test_what_aiohttp_cannot_parse_is_a_status_without_the_raw_bytes(server: APIServer) -> None:
-    """A malformed request or one with a header line that is too long gets a 400 Status, not
-    aiohttp's text quoting the bytes it read; a long request line (a label selector with many
-    values) is fine up to 64 KiB."""
+async def test_what_aiohttp_cannot_parse_is_a_status_without_the_raw_bytes(server: APIServer,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """A malformed request, one with a header line that is too long or too many headers gets a 400
+    Status, not aiohttp's text quoting the bytes it read, and one log line, not a traceback; a long
+    request line (a label selector with many values) is fine up to 64 KiB."""
+    caplog.set_level(logging.INFO, logger="aiohttp.server")
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(300))
     for request in (b"FOO\x01 /api HTTP/1.1\r\nHost: x\r\n\r\n",
                     b"GET /api HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+                    b"GET /api HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n",
                     b"GET /api?" + b"a" * 70000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"):
         code, status = await _raw_exchange(server, request)
         assert (code, status["kind"], status["code"], status["reason"]) == (400, "Status", 400, "BadRequest"), status
         assert "bytearray" not in status["message"] and "aaaa" not in status["message"]
+    refused = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert refused and all(r.exc_info is None and r.levelname == "INFO" for r in refused), refused
     selector = "app in (" + ",".join(f"v{i}" for i in range(3000)) + ")"
     code, listed = await _raw_exchange(server, f"GET /api/v1/namespaces?labelSelector={quote(selector)} HTTP/1.1\r\n"
                                                "Host: x\r\nConnection: close\r\n\r\n".encode())

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
-from aiohttp.http_exceptions import LineTooLong
+from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
@@ -112,6 +112,15 @@ class GuardedRequestHandler(RequestHandler):
         response = web.Response(status=error.code, body=encode_json(error.status()), content_type="application/json")
         response.force_close()
         return response
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A request aiohttp could not parse is the client's doing: one line, not a traceback
+        (a hostile client must not fill the log with them); anything else as aiohttp logs it."""
+        exc = kw.get("exc_info")
+        if isinstance(exc, HttpProcessingError):
+            self.logger.info("refused a malformed request (%s): %s", args[1] if len(args) > 1 else "?", exc.message)
+            return
+        super().log_exception(*args, **kw)
 
     def exempt(self) -> None:
         """This connection carries the server's own loopback traffic: it no longer counts
