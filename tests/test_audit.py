@@ -383,17 +383,30 @@ async def test_a_missing_policy_file_stops_the_start(tmp_path: Path) -> None:
     await srv.stop()
 
 
-async def test_kubectl_requests_are_recorded(audited: APIServer, tmp_path: Path) -> None:
+async def _kubectl(srv: APIServer, home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
+    return await asyncio.to_thread(subprocess.run, ["kubectl", "--kubeconfig", str(srv.kubeconfig_path), *args],
+                                   input=stdin, capture_output=True, text=True, timeout=30, env={"HOME": str(home)})
 
-    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(audited.kubeconfig_path), *args],
-                              capture_output=True, text=True, timeout=30, env={"HOME": str(tmp_path)})
 
-    done = await asyncio.to_thread(kubectl, "create", "configmap", "from-kubectl", "--from-literal=k=v")
+def _sent(json_text: str) -> dict[str, Any]:
+    """What kubectl prints with ``--dry-run=client -o json``, as its protobuf body carries it: an
+    unset creationTimestamp is JSON's null and protobuf's nothing."""
+    sent = json.loads(json_text)
+    assert sent["metadata"].pop("creationTimestamp") is None
+    return sent
+
+
+async def test_kubectl_requests_are_recorded(audited: APIServer, tmp_path: Path) -> None:
+    async def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return await _kubectl(audited, tmp_path, *args)
+
+    create_args = ("create", "configmap", "from-kubectl", "--from-literal=k=v")
+    sent = _sent((await kubectl(*create_args, "--dry-run=client", "-o", "json")).stdout)
+    done = await kubectl(*create_args)
     assert done.returncode == 0, done.stderr
-    done = await asyncio.to_thread(kubectl, "get", "configmap", "from-kubectl", "-o", "name")
+    done = await kubectl("get", "configmap", "from-kubectl", "-o", "name")
     assert done.stdout.strip() == "configmap/from-kubectl"
     # kubectl sends no credentials over plain HTTP: its requests are anonymous here.
     anonymous = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
@@ -402,11 +415,11 @@ async def test_kubectl_requests_are_recorded(audited: APIServer, tmp_path: Path)
     assert [e["stage"] for e in create] == ["RequestReceived", "ResponseComplete"]
     complete = create[1]
     assert complete["requestURI"].startswith("/api/v1/namespaces/default/configmaps?fieldManager=kubectl-create")
-    # kubectl sends built-in objects as protobuf, and only JSON bodies are recorded: the name the
-    # body carries is not known, nor is the request object.
-    assert complete["objectRef"] == {"resource": "configmaps", "namespace": "default", "apiVersion": "v1"}
+    # kubectl sends built-in objects as protobuf: recorded as the JSON they stand for, named by it.
+    assert complete["objectRef"] == {"resource": "configmaps", "namespace": "default", "name": "from-kubectl",
+                                     "apiVersion": "v1"}
     assert complete["user"] == anonymous and complete["annotations"] == ALLOW
-    assert "requestObject" not in complete and complete["responseObject"]["data"] == {"k": "v"}
+    assert complete["requestObject"] == sent and complete["responseObject"]["data"] == {"k": "v"}
     assert "managedFields" not in complete["responseObject"]["metadata"]
     [get] = [e for e in mine if e["verb"] == "get" and e.get("objectRef", {}).get("name") == "from-kubectl"]
     assert (get["level"], get["stage"], get["user"], "responseObject" in get) == \
@@ -422,3 +435,103 @@ async def test_an_impersonated_request_keeps_both_users_and_the_decision(audited
     assert event["impersonatedUser"] == {"username": "mallory", "groups": ["system:authenticated"]}
     assert event["annotations"] == {"authorization.k8s.io/decision": "forbid",
                                     "authorization.k8s.io/reason": "mallory is banned"}
+
+
+
+SHARED_YAML = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shared
+data:
+  color: {color}
+"""
+
+
+async def test_yaml_bodies_are_recorded_as_json(audited: APIServer, tmp_path: Path) -> None:
+    manifest = tmp_path / "shared.yaml"
+    manifest.write_text(SHARED_YAML.format(color="blue"))
+    done = await _kubectl(audited, tmp_path, "apply", "-f", str(manifest))  # not there yet: a create
+    assert done.returncode == 0, done.stderr
+    manifest.write_text(SHARED_YAML.format(color="green"))
+    done = await _kubectl(audited, tmp_path, "apply", "-f", str(manifest))  # then a strategic merge patch
+    assert done.returncode == 0, done.stderr
+    done = await _kubectl(audited, tmp_path, "apply", "--server-side", "--force-conflicts", "-f", "-",
+                          stdin=SHARED_YAML.format(color="red"))  # an apply patch (apply-patch+yaml)
+    assert done.returncode == 0, done.stderr
+    writes = [e for e in events(audited) if e["stage"] == "ResponseComplete" and e["userAgent"].startswith("kubectl")
+              and e["verb"] in ("create", "patch")]
+    # kubectl apply --server-side after client-side applies migrates the managed fields with more patches
+    writes = writes[:3]
+    assert [e["verb"] for e in writes] == ["create", "patch", "patch"]
+    ref = {"resource": "configmaps", "namespace": "default", "name": "shared", "apiVersion": "v1"}
+    assert all(e["objectRef"] == ref for e in writes)
+    last_applied = "kubectl.kubernetes.io/last-applied-configuration"
+    created, patched, applied = (e["requestObject"] for e in writes)
+    assert created["data"] == {"color": "blue"} and created["metadata"]["name"] == "shared"
+    assert json.loads(created["metadata"]["annotations"][last_applied])["data"] == {"color": "blue"}
+    assert patched["data"] == {"color": "green"} and "kind" not in patched  # the patch, as sent
+    assert applied == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared", "namespace": "default"},
+                       "data": {"color": "red"}}
+
+    yaml_body = SHARED_YAML.format(color="blue").replace("shared", "from-yaml")
+    async with aiohttp.ClientSession() as session, session.post(
+            audited.url + "/api/v1/namespaces/default/configmaps", data=yaml_body,
+            headers={"Authorization": "Bearer alice", "Content-Type": "application/yaml"}) as reply:
+        assert reply.status == 201
+        audit_id = reply.headers["Audit-Id"]
+    complete = events(audited, audit_id)[-1]
+    assert complete["objectRef"]["name"] == "from-yaml"
+    assert complete["requestObject"] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-yaml"},
+                                         "data": {"color": "blue"}}
+
+
+LEVELS = """
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Request
+  resources: [{group: "", resources: [secrets]}]
+- level: RequestResponse
+  resources: [{group: "", resources: [configmaps]}]
+- level: Metadata
+"""
+
+
+async def test_the_level_decides_what_of_a_decoded_body_is_kept(tmp_path: Path) -> None:
+    srv = APIServer(_config(tmp_path, LEVELS))
+    await srv.start()
+    try:
+        create_args = ("create", "secret", "generic", "sealed", "--from-literal=k=v")
+        sent = _sent((await _kubectl(srv, tmp_path, *create_args, "--dry-run=client", "-o", "json")).stdout)
+        done = await _kubectl(srv, tmp_path, *create_args)  # protobuf, at Request level
+        assert done.returncode == 0, done.stderr
+        [secret] = [e for e in events(srv) if e["verb"] == "create" and e["objectRef"]["resource"] == "secrets"]
+        assert secret["level"] == "Request" and secret["objectRef"]["name"] == "sealed"
+        assert secret["requestObject"] == sent and "responseObject" not in secret
+
+        # A protobuf-only Accept is answered in JSON, and that answer is the response object.
+        status, text, audit_id = await _call(srv, "POST", "/api/v1/namespaces/default/configmaps", body=CONFIGMAP,
+                                             headers={"Accept": "application/vnd.kubernetes.protobuf"})
+        assert status == 201
+        [event] = events(srv, audit_id)
+        assert event["requestObject"] == CONFIGMAP and event["responseObject"] == json.loads(text)
+
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
+        status, _, audit_id = await _call(srv, "DELETE", "/api/v1/namespaces/default/configmaps/settings", body=options)
+        assert status == 200
+        [event] = events(srv, audit_id)  # a delete's options are its request object, as kube records them
+        assert event["requestObject"] == options and event["objectRef"]["name"] == "settings"
+
+        generated = {**CONFIGMAP, "metadata": {"generateName": "gen-"}}
+        status, text, audit_id = await _call(srv, "POST", "/api/v1/namespaces/default/configmaps", body=generated)
+        assert status == 201 and json.loads(text)["metadata"]["name"].startswith("gen-")
+        [event] = events(srv, audit_id)  # a generateName is no name yet
+        assert "name" not in event["objectRef"] and event["requestObject"] == generated
+
+        status, _, audit_id = await _call(srv, "POST", "/api/v1/namespaces/default/pods",
+                                          body={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
+        [event] = events(srv, audit_id)  # Metadata: named from the body, but not kept
+        assert event["level"] == "Metadata" and event["objectRef"]["name"] == "p" and "requestObject" not in event
+    finally:
+        await srv.stop()

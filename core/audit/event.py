@@ -1,8 +1,8 @@
 """``audit.k8s.io/v1`` ``Event``s: what one request's event holds, and each stage's record of it.
 
-A :class:`Record` is what the backend's writer thread turns into a line: the bodies travel as
-the bytes the client sent and the server answered, and are decoded there (objects' names,
-managed fields, a Status answer's fields), off the event loop. The fields are written in the Go
+A :class:`Record` is what the backend's writer thread turns into a line: the request's body
+travels as the JSON value the handler decoded it into, the answer as the bytes the server wrote,
+decoded there (managed fields, a Status answer's fields), off the event loop. The fields are written in the Go
 struct's order, as kube-apiserver's log lines have them.
 """
 
@@ -98,21 +98,34 @@ class Event:
     object_ref: dict[str, str] | None
     received: datetime
     response_status: dict[str, Any] | None = None
-    request_body: bytes | None = None  # JSON the client sent, for objectRef and requestObject
-    request_is_patch: bool = False  # a patch is recorded as sent: it names no object
+    request_object: Any = None  # the body as the handler decoded it (context.record_request_object)
+    request_is_patch: bool = False  # a patch is recorded as sent, managed fields and all
     response_body: bytes | dict[str, Any] | None = None  # the JSON answer, or a Status raised
 
     @property
     def level(self) -> Level:
         return self.config.level
 
+    def complete_object_ref(self, obj: Any) -> None:
+        """What the path did not say, from the object sent (a create names its object in the
+        body; a ``generateName`` is no name yet). A new dict: records queued keep theirs."""
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        if self.object_ref is None or not isinstance(metadata, dict):
+            return
+        ref = dict(self.object_ref)
+        for key in ("namespace", "name", "uid", "resourceVersion"):
+            value = metadata.get(key)
+            if not ref.get(key) and isinstance(value, str) and value:
+                ref[key] = value
+        self.object_ref = ref
+
     def record(self, stage: str, now: datetime, impersonated: UserInfo | None,
                annotations: dict[str, str]) -> Record:
         """What ``stage`` reports, as it stands now."""
-        return Record(self, stage, micro_time(self.received) if stage == "RequestReceived" else micro_time(now),
-                      impersonated, dict(annotations), self.response_status,
-                      self.request_body if stage != "RequestReceived" else None,
-                      self.response_body if stage != "RequestReceived" else None)
+        received = stage == "RequestReceived"
+        return Record(self, stage, micro_time(self.received) if received else micro_time(now),
+                      impersonated, dict(annotations), self.object_ref, self.response_status,
+                      None if received else self.request_object, None if received else self.response_body)
 
 
 @dataclass
@@ -124,17 +137,16 @@ class Record:
     stage_timestamp: str
     impersonated: UserInfo | None
     annotations: dict[str, str] = field(default_factory=dict)
+    object_ref: dict[str, str] | None = None
     response_status: dict[str, Any] | None = None
-    request_body: bytes | None = None
+    request_object: Any = None
     response_body: bytes | dict[str, Any] | None = None
 
     def to_api(self) -> dict[str, Any]:
         ev = self.event
         level = ev.level
-        ref = dict(ev.object_ref) if ev.object_ref is not None else None
-        request_object = _decoded(self.request_body)
-        if request_object is not None and ref is not None and not ev.request_is_patch:
-            _complete_ref(ref, request_object)
+        ref = self.object_ref
+        request_object = self.request_object
         response_object = self.response_body if isinstance(self.response_body, dict) else _decoded(self.response_body)
         status = self.response_status
         if isinstance(response_object, dict) and response_object.get("kind") == "Status":
@@ -182,7 +194,7 @@ class Record:
         if self.impersonated is not None:
             as_user = self.impersonated.name
             as_groups = _quoted_list(self.impersonated.groups)
-        namespace = (ev.object_ref or {}).get("namespace") or "<none>"
+        namespace = (self.object_ref or {}).get("namespace") or "<none>"
         response = str(self.response_status["code"]) if self.response_status and "code" in self.response_status \
             else "<deferred>"
         ip = ev.source_ips[0] if ev.source_ips else "<unknown>"
@@ -202,17 +214,6 @@ def _decoded(body: bytes | None) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-
-
-def _complete_ref(ref: dict[str, str], obj: Any) -> None:
-    """What the path did not say, from the object sent (a create names its object in the body)."""
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    if not isinstance(metadata, dict):
-        return
-    for key in ("namespace", "name", "uid", "resourceVersion"):
-        value = metadata.get(key)
-        if not ref.get(key) and isinstance(value, str) and value:
-            ref[key] = value
 
 
 def _without_managed_fields(obj: Any) -> Any:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from aiohttp import web
 
 from kplane.core.audit.backend import LogBackend
+from kplane.core.audit.context import AUDIT, AuditState
 from kplane.core.audit.options import AuditOptions
 from kplane.core.audit.event import Event, Record, is_status_body, object_ref, source_ips, status_of, user_agent
 from kplane.core.audit.policy import (PANIC, REQUEST_RECEIVED, RESPONSE_COMPLETE, RESPONSE_STARTED, Level, Policy,
@@ -40,25 +40,8 @@ from kplane.core.server.filters import Handler, is_long_running
 HEADER = "Audit-Id"  # kube's "Audit-ID", as Go's canonical header form writes it
 DECISION = "authorization.k8s.io/decision"
 REASON = "authorization.k8s.io/reason"
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # A request that ends before any answer was written (kube's "Connection closed early").
 _CLOSED_EARLY = {"metadata": {}, "status": "Success", "message": "Connection closed early", "code": 200}
-
-
-@dataclass
-class _Audit:
-    """One request's audit state."""
-
-    audit_id: str
-    received: datetime
-    event: Event | None = None  # None: not audited (level None), or not at the AUDIT stage yet
-    long_running: bool = False
-    answered: bool = False  # the response's status is known (kube's processCode, once)
-    done: bool = False
-    audited: bool = False  # the AUDIT stage saw the request
-
-
-_AUDIT = web.RequestKey("kplane_audit", _Audit)
 
 
 def _now() -> datetime:
@@ -84,7 +67,7 @@ class Auditor:
         await self.backend.close()
 
     async def init_filter(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        state = request[_AUDIT] = _Audit(request.headers.get("Audit-ID") or str(uuid.uuid4()), _now())
+        state = request[AUDIT] = AuditState(request.headers.get("Audit-ID") or str(uuid.uuid4()), _now())
         try:
             return await handler(request)
         except errors.APIError as err:
@@ -92,7 +75,7 @@ class Auditor:
                 await self._failed_authentication(request, state, err)
             raise
 
-    async def _failed_authentication(self, request: web.Request, state: _Audit, err: errors.APIError) -> None:
+    async def _failed_authentication(self, request: web.Request, state: AuditState, err: errors.APIError) -> None:
         attributes = attributes_of(request, UserInfo(""))
         config = self.policy.evaluate(attributes, None)
         if config.level is Level.NONE:
@@ -101,13 +84,13 @@ class Auditor:
         self._answered(state, err)
         await self._emit(request, state, RESPONSE_STARTED)
 
-    def _event(self, request: web.Request, state: _Audit, config: RequestAuditConfig, attributes: Attributes,
+    def _event(self, request: web.Request, state: AuditState, config: RequestAuditConfig, attributes: Attributes,
                user: UserInfo | None) -> Event:
         return Event(state.audit_id, config, request.raw_path, attributes.verb, user, source_ips(request),
                      user_agent(request), object_ref(attributes), state.received)
 
     async def audit_filter(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        state = request[_AUDIT]
+        state = request[AUDIT]
         state.audited = True
         decided(request)  # now, so that the copy impersonation passes on shares it
         user = authenticated(request).user
@@ -117,10 +100,6 @@ class Auditor:
             return await handler(request)
         event = state.event = self._event(request, state, config, attributes, user)
         state.long_running = is_long_running(request)
-        if config.level >= Level.REQUEST and request.method in _BODY_METHODS \
-                and _json_body(negotiation.media_type(request.headers.get("Content-Type")) or negotiation.JSON):
-            negotiation.keep_body(request)
-            event.request_is_patch = request.method == "PATCH"
         await self._emit(request, state, REQUEST_RECEIVED)
         try:
             response = await handler(request)
@@ -131,14 +110,12 @@ class Auditor:
             await self._complete(request, state, err.status)
             raise
         except asyncio.CancelledError:  # the client left, or the deadline passed: nobody may wait now
-            event.request_body = negotiation.kept_body(request)
             if not state.answered:
                 event.response_status = dict(_CLOSED_EARLY)
                 state.answered = True
             self._emit_nowait(request, state, RESPONSE_COMPLETE)
             raise
         except Exception as err:
-            event.request_body = negotiation.kept_body(request)
             event.response_status = {"metadata": {}, "status": "Failure", "message": f"APIServer panic'd: {err}",
                                      "reason": errors.StatusReason.INTERNAL_ERROR.value, "code": 500}
             state.answered = True
@@ -148,17 +125,16 @@ class Auditor:
         await self._complete(request, state, response)
         return response
 
-    async def _complete(self, request: web.Request, state: _Audit,
+    async def _complete(self, request: web.Request, state: AuditState,
                         answer: web.StreamResponse | errors.APIError | int) -> None:
         """``ResponseComplete``, after ``ResponseStarted`` for a long-running request not started yet."""
-        state.event.request_body = negotiation.kept_body(request)  # type: ignore[union-attr]
         if not state.answered:
             if self._answered(state, answer) and state.long_running:
                 await self._emit(request, state, RESPONSE_STARTED)
         await self._emit(request, state, RESPONSE_COMPLETE)
         state.done = True
 
-    def _answered(self, state: _Audit, answer: web.StreamResponse | errors.APIError | int) -> bool:
+    def _answered(self, state: AuditState, answer: web.StreamResponse | errors.APIError | int) -> bool:
         """Record the answer's status (and body, at the levels that keep it) once; True the first time."""
         if state.answered:
             return False
@@ -180,7 +156,7 @@ class Auditor:
 
     async def response_prepared(self, request: web.Request, response: web.StreamResponse) -> None:
         """The app's ``on_response_prepare``: the audit ID header; a long-running request's start."""
-        state = request.get(_AUDIT)
+        state = request.get(AUDIT)
         if state is None:
             return
         if HEADER not in response.headers:
@@ -188,7 +164,7 @@ class Auditor:
         if state.event is not None and not state.done and self._answered(state, response) and state.long_running:
             await self._emit(request, state, RESPONSE_STARTED)
 
-    def _record(self, request: web.Request, state: _Audit, stage: str) -> Record:
+    def _record(self, request: web.Request, state: AuditState, stage: str) -> Record:
         event = state.event
         assert event is not None
         impersonated = user_of(request)
@@ -200,12 +176,12 @@ class Auditor:
             annotations = {DECISION: "allow" if verdict.allowed else "forbid", REASON: verdict.reason}
         return event.record(stage, _now(), impersonated, annotations)
 
-    async def _emit(self, request: web.Request, state: _Audit, stage: str) -> None:
+    async def _emit(self, request: web.Request, state: AuditState, stage: str) -> None:
         if stage in state.event.config.omit_stages:  # type: ignore[union-attr]
             return
         await self.backend.process(self._record(request, state, stage))
 
-    def _emit_nowait(self, request: web.Request, state: _Audit, stage: str) -> None:
+    def _emit_nowait(self, request: web.Request, state: AuditState, stage: str) -> None:
         if stage not in state.event.config.omit_stages:  # type: ignore[union-attr]
             self.backend.process_nowait(self._record(request, state, stage))
 

@@ -20,6 +20,7 @@ from typing import Any, cast
 import orjson
 from aiohttp import web
 
+from kplane.core.audit.context import record_request_object
 from kplane.core.authn.filter import user_of
 from kplane.core.authz.filter import create_check
 from kplane.core.config import BOOKMARK_INTERVAL
@@ -410,11 +411,14 @@ async def _read_own_kind(request: web.Request, rt: ResourceType, served: rest.Se
 async def _read_body(request: web.Request, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> Decoded:
     """A request body of ``kind`` in JSON, YAML or, when ``table`` is given, Kubernetes protobuf
     (``k8s\\0`` + runtime.Unknown naming one of ``api_versions``), decoded into the JSON value it
-    stands for: every format then takes the same validation."""
+    stands for: every format then takes the same validation, and the audit log records it."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type != protobuf.MEDIA_TYPE:
-        return await negotiation.read_decoded(request, content_type)
-    return Decoded(_from_protobuf(await negotiation.read_body(request), table, kind, api_versions))
+        decoded = await negotiation.read_decoded(request, content_type)
+    else:
+        decoded = Decoded(_from_protobuf(await negotiation.read_body(request), table, kind, api_versions))
+    record_request_object(request, decoded.value)
+    return decoded
 
 
 def _from_protobuf(raw: bytes, table: protobuf.Message | None, kind: str, api_versions: Sequence[str]) -> dict[str, Any]:
@@ -458,7 +462,9 @@ async def _read_patch(request: web.Request) -> tuple[str, negotiation.Decoded]:
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type not in PATCH_TYPES:
         raise errors.unsupported_media_type(content_type, list(PATCH_TYPES))
-    return content_type, await negotiation.read_decoded(request, content_type)
+    decoded = await negotiation.read_decoded(request, content_type)
+    record_request_object(request, decoded.value, patch=True)  # kube's audit logs the patch as sent
+    return content_type, decoded
 
 
 def _apply_patch(content_type: str, current: dict[str, Any], document: Any, shape: Shape) -> Any:
@@ -509,8 +515,11 @@ async def _delete_options_body(request: web.Request, api_versions: list[str]) ->
         return None
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     if content_type == protobuf.MEDIA_TYPE:
-        return _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", api_versions)
-    return (await negotiation.decode_off_loop(raw, content_type)).value
+        options = _from_protobuf(raw, DELETE_OPTIONS, "DeleteOptions", api_versions)
+    else:
+        options = (await negotiation.decode_off_loop(raw, content_type)).value
+    record_request_object(request, options)  # kube's audit logs a delete's options
+    return options
 
 
 async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[list[WatchEvent] | None]:

@@ -28,20 +28,6 @@ def media_type(header: str | None) -> str:
     return (header or "").split(";", 1)[0].strip().lower()
 
 
-_KEEP_BODY = web.RequestKey("kplane_keep_body", bool)
-_BODY = web.RequestKey("kplane_body", bytes)
-
-
-def keep_body(request: web.Request) -> None:
-    """Keep the body of ``request`` once read, for :func:`kept_body` (the audit log records it)."""
-    request[_KEEP_BODY] = True
-
-
-def kept_body(request: web.Request) -> bytes | None:
-    """The body :func:`read_body` read, if :func:`keep_body` asked for it; None if unread."""
-    return request.get(_BODY)
-
-
 async def read_body(request: web.Request) -> bytes:
     """The request body, refused with 413 past :data:`MAX_BODY` without reading it all."""
     if request.content_length is not None and request.content_length > MAX_BODY:
@@ -52,10 +38,7 @@ async def read_body(request: web.Request) -> bytes:
         if size > MAX_BODY:
             raise errors.too_large(MAX_BODY)
         chunks.append(chunk)
-    body = b"".join(chunks)
-    if request.get(_KEEP_BODY):
-        request[_BODY] = body
-    return body
+    return b"".join(chunks)
 
 
 def decode(body: bytes, content_type: str) -> Decoded:
