@@ -181,12 +181,12 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
         await client.close()
     assert chosen == {
         "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment",
-              "clusterrole-aggregation", "root-ca-cert-publisher"},
+              "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
         "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset",
-                                           "clusterrole-aggregation", "root-ca-cert-publisher"},
+                                           "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
         "replicaset,namespace": {"replicaset", "namespace"},
         "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment",
-                                     "clusterrole-aggregation", "root-ca-cert-publisher"},  # the first mention decides
+                                     "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},  # the first mention decides
     }
 
 

@@ -19,6 +19,7 @@ from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
+from kplane.plugins.core.tokens.controller import TokensController
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
 from kplane.plugins.core.v1 import services as v1_services
 
@@ -84,7 +85,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
     registry.add_strategy(GROUP, "serviceaccounts", strategy.ServiceAccountStrategy())
-    made = tokens.create(registry, settings.settings_of(config, plugin_name), config.data_dir if config is not None else None)
+    made = tokens.create(registry, settings.settings_of(config, plugin_name), config)
     registry.add_subresource(GROUP, "serviceaccounts", "token", tokenrequest.TokenREST(registry, made.keys, made.settings))
     registry.add_strategy(GROUP, "nodes", strategy.NodeStrategy())
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
@@ -135,7 +136,12 @@ async def kplane_post_start(registry: Registry, server_url: str) -> None:
 @hookimpl
 def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
     """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
-    as in ``kplane plugins``); with 0 it is a known name with nothing to run."""
+    as in ``kplane plugins``); with 0 it is a known name with nothing to run. ``serviceaccount-token``
+    runs as the controller-manager itself (its root client), as kube's, with the keys of the
+    server in this process (none in ``kplane controller-manager``: it does nothing)."""
+    made = tokens.serving(config)
+    manager.add("serviceaccount-token", TokensController(manager.client, manager.informers,
+                                                         made.keys if made is not None else None, manager.root_ca))
     manager.add("namespace", NamespaceController(manager.client_for("namespace-controller")))
     manager.add("serviceaccount", ServiceAccountsController(manager.client_for("service-account-controller"), manager.informers))
     manager.add("root-ca-cert-publisher", RootCAPublisher(manager.client_for("root-ca-cert-publisher"), manager.informers,

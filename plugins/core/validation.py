@@ -13,6 +13,7 @@ from kplane.api import (
     FieldError, FieldErrorType, duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain,
     not_supported, required, too_long, validate_labels,
 )
+from kplane.plugins.core.tokens import legacy
 from kplane.plugins.core.types import ConfigMap, Container, Event, Pod, PodSpec, Secret
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -177,6 +178,8 @@ def validate_secret(secret: Secret) -> list[FieldError]:
     for key in SECRET_REQUIRED_KEYS.get(secret.type or "", ()):
         if key not in data:
             errs.append(required(f"data[{key}]"))
+    if secret.type == legacy.SECRET_TYPE and not (secret.metadata.annotations or {}).get(legacy.NAME_ANNOTATION):
+        errs.append(required(f"metadata.annotations[{legacy.NAME_ANNOTATION}]"))
     if sum(len(base64.b64decode(v)) for v in data.values()) > MAX_CONFIG_SIZE:
         errs.append(too_long("data", "", MAX_CONFIG_SIZE))
     return errs

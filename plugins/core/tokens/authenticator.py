@@ -7,19 +7,27 @@ key checks its signature, its audiences meet those asked for (the API audiences 
 it is within ``exp``/``nbf``/``iat`` give or take kube's minute of leeway, and the ServiceAccount
 and the Pod or Secret it is bound to still exist with the uids it names (an object deleted more
 than the leeway ago and only waiting for its finalizers counts as gone). Otherwise the request is
-a 401. The objects come from the loopback informers' caches; what a cache has not got (not
+a 401. Legacy tokens (issuer ``kubernetes/serviceaccount``, :mod:`.legacy`) are always
+accepted, as kube's: they are good while their Secret holds exactly that token and the account
+has the uid they name. The objects come from the loopback informers' caches; what a cache has not got (not
 synced yet, or behind a write just made) is read from storage, as kube's token getter falls back
 to a live read: only a token with a good signature gets that far.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import time
 from typing import Any
 
 import jwt
 
-from kplane.api import APIError, Authenticated, AuthenticationError, Informer, Registry, RequestContext, SharedInformerFactory, clock
+from kplane.api import (
+    APIError, Authenticated, AuthenticationError, Informer, Registry, RequestContext, SharedInformerFactory, UserInfo, clock, user,
+)
+from kplane.plugins.core.tokens import legacy
 from kplane.plugins.core.tokens.claims import LEEWAY, BoundClaims, user_of
 from kplane.plugins.core.tokens.keys import KeySet
 
@@ -38,13 +46,13 @@ class Objects:
         self.informers: dict[str, Informer] = (
             {plural: informers.informer("", "v1", plural) for plural in self.PLURALS} if informers is not None else {})
 
-    async def current(self, plural: str, namespace: str, name: str, uid: str) -> Obj | None:
-        """The object named, as the cache has it when its uid is ``uid``, else as storage has it
-        (None: there is none)."""
+    async def current(self, plural: str, namespace: str, name: str, uid: str | None) -> Obj | None:
+        """The object named, as the cache has it when its uid is ``uid`` (None: any), else as
+        storage has it (None: there is none)."""
         informer = self.informers.get(plural)
         if informer is not None and informer.synced.is_set():
             cached = informer.lister().namespaced(namespace).get(name)
-            if cached is not None and (cached.get("metadata") or {}).get("uid") == uid:
+            if cached is not None and (uid is None or (cached.get("metadata") or {}).get("uid") == uid):
                 return cached
         store = self.registry.store("", plural)
         assert store is not None  # the core plugin registered it
@@ -61,7 +69,7 @@ class ServiceAccountTokens:
 
     def __init__(self, keys: KeySet, issuers: tuple[str, ...], api_audiences: tuple[str, ...], objects: Objects) -> None:
         self.keys = keys
-        self.issuers = frozenset(issuers)
+        self.issuers = frozenset((*issuers, legacy.ISSUER))
         self.api_audiences = api_audiences
         self.objects = objects
 
@@ -80,6 +88,8 @@ class ServiceAccountTokens:
         good_for = tuple(a for a in token_audiences if a in wanted)
         if not good_for:
             raise AuthenticationError(f"token audiences {list(token_audiences)} is invalid for the target audiences {list(wanted)}")
+        if issuer == legacy.ISSUER:
+            return Authenticated(await self._legacy_user(token, payload), good_for)
         claims = BoundClaims.read(payload)
         if claims is None:
             raise AuthenticationError("token could not be validated")
@@ -104,6 +114,27 @@ class ServiceAccountTokens:
                 problems.append(str(err))
         raise AuthenticationError("; ".join(problems) or "no key verifies service account tokens yet")
 
+    async def _legacy_user(self, token: str, payload: dict[str, Any]) -> UserInfo:
+        """The account of a legacy token whose Secret still holds it (kube's legacy validator,
+        which gives such a user no credential id)."""
+        try:
+            claims = legacy.LegacyClaims.read(payload)
+        except ValueError as err:
+            raise AuthenticationError(str(err)) from None
+        namespace = claims.namespace
+        secret = await self.objects.current("secrets", namespace, claims.secret_name, None)
+        if secret is None or secret["metadata"].get("deletionTimestamp"):
+            raise AuthenticationError("Token has been invalidated")
+        if not hmac.compare_digest(_secret_token(secret), token.encode()):
+            raise AuthenticationError("Token does not match server's copy")
+        account = await self.objects.current("serviceaccounts", namespace, claims.account_name, claims.account_uid)
+        if account is None or account["metadata"].get("deletionTimestamp"):
+            raise AuthenticationError(f"ServiceAccount {namespace}/{claims.account_name} has been deleted")
+        if account["metadata"].get("uid") != claims.account_uid:
+            raise AuthenticationError(f"ServiceAccount UID ({account['metadata'].get('uid')}) does not match claim ({claims.account_uid})")
+        return UserInfo(user.service_account_username(namespace, claims.account_name), uid=claims.account_uid,
+                        groups=user.service_account_groups(namespace))
+
     async def _still_bound(self, claims: BoundClaims) -> None:
         """The account, and the Pod or Secret the token is bound to, are still there, the same ones."""
         namespace = claims.namespace
@@ -120,6 +151,14 @@ class ServiceAccountTokens:
             if bound is None or bound["metadata"].get("uid") != ref.uid:
                 raise AuthenticationError(INVALIDATED)
             _not_deleted(bound, INVALIDATED)
+
+
+def _secret_token(secret: Obj) -> bytes:
+    """The token a Secret holds (its data is base64 on the wire and in storage)."""
+    try:
+        return base64.b64decode((secret.get("data") or {}).get(legacy.TOKEN_KEY, ""), validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return b""
 
 
 def _audiences(value: Any) -> tuple[str, ...]:
