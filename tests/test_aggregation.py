@@ -22,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -34,6 +35,7 @@ from kplane.core.runtime.scheme import parse_runtime_config
 from kplane.core.config import ServerConfig
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.server.discovery import AGGREGATED
+from kplane.plugins.apiregistration.backends import Backends
 from kplane.plugins.apiregistration.proxy import REDIRECT_REFUSED
 from kplane.plugins.apiregistration.settings import NO_BACKENDS_FLAG
 from tests.conftest import Client
@@ -940,3 +942,17 @@ async def test_tls_failures_are_plain_text(aggregator: APIServer, tmp_path: Path
                     assert python_text not in message and python_text not in cond["message"], message
     finally:
         await runner.cleanup()
+
+
+def test_each_service_name_gets_its_own_tls_context() -> None:
+    """Two APIServices with one caBundle: contexts (and so pooled connections) per name checked,
+    so that a connection verified for one Service's name never carries the other's requests."""
+    services = {f"ns/{name}": {"spec": {"clusterIP": "10.0.0.1", "ports": [{"port": 443}]}} for name in ("a", "b")}
+    backends = Backends(True, SimpleNamespace(indexer=services))  # an informer's indexer, as a dict
+    bundle = base64.b64encode(new_ca("ca").cert_pem()).decode()
+
+    def backend(name: str):
+        return backends.backend({"spec": {"service": {"namespace": "ns", "name": name, "port": 443}, "caBundle": bundle}})
+    a, b, a_again = backend("a"), backend("b"), backend("a")
+    assert (a.server_hostname, b.server_hostname) == ("a.ns.svc", "b.ns.svc")
+    assert a.ssl is not b.ssl and a.ssl is a_again.ssl

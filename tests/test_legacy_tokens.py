@@ -146,3 +146,13 @@ async def test_a_token_secret_must_name_its_account(cluster: Cluster) -> None:
     done = await cluster.run("apply", "-f", "-", stdin=manifest)
     assert done.returncode != 0
     assert "metadata.annotations[kubernetes.io/service-account.name]: Required value" in done.stderr, done.stderr
+
+
+async def test_an_account_name_that_climbs_out_of_its_namespace_gets_no_token(cluster: Cluster) -> None:
+    """`..` in the annotation must not reach kube-system's accounts: kube reads the account in
+    the Secret's own namespace, and no token is signed for anything else (the Secret goes)."""
+    climbing = "x/../../../kube-system/serviceaccounts/namespace-controller"
+    assert (await cluster.run("create", "serviceaccount", "namespace-controller", "-n", "kube-system")).returncode == 0
+    done = await cluster.run("apply", "-f", "-", stdin=_secret("climber", climbing))
+    assert done.returncode == 0, done.stderr
+    assert await cluster.gone("climber")

@@ -55,3 +55,18 @@ async def test_without_a_known_ca_nothing_is_published(api: Client) -> None:
 
 async def _default_account(api: Client) -> bool:
     return (await api.get("/api/v1/namespaces/team/serviceaccounts/default")).status == 200
+
+
+@pytest.mark.secure
+@pytest.mark.controllers
+async def test_a_kube_root_ca_made_first_by_someone_else_is_put_right(api: Client, server: APIServer) -> None:
+    """A namespace made together with its own kube-root-ca.crt (another CA): the publisher's
+    create meets a conflict, tries again from its cache, and puts the server's CA in."""
+    ca = (server.config.data_dir / "pki" / "ca.crt").read_text()
+    mine = {"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": "a CA of my own"}}
+    assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "team"}})).status == 201
+    planted = await api.post("/api/v1/namespaces/team/configmaps", mine)
+    if planted.status == 409:  # the publisher was quicker: plant it over the published one
+        current = (await api.get(CA_MAP)).body
+        assert (await api.put(CA_MAP, {**current, "data": mine["data"]})).status == 200
+    await eventually(lambda: _has_ca(api, ca), what="the server's CA in place of the planted one")

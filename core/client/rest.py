@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import aiohttp
 import orjson
 
+from kplane.core.meta.validation import is_path_segment_name
 from kplane.core.patching.mediatypes import MERGE_PATCH
 
 if TYPE_CHECKING:
@@ -140,15 +141,26 @@ class RESTClient:
             return parsed
 
 
+def _check_segment(what: str, name: str) -> None:
+    """A name that is one path segment, as client-go's ``Request.Name`` insists: ``..`` or a
+    ``/`` from an object's field would make the URL name another object."""
+    problems = is_path_segment_name(name) if name else ["may not be empty"]
+    if problems:
+        raise ValueError(f"invalid {what} {name!r}: {'; '.join(problems)}")
+
+
 class ResourceClient:
     """One resource, optionally narrowed to a namespace."""
 
     def __init__(self, client: RESTClient, group: str, version: str, plural: str, namespace: str | None) -> None:
         self.client = client
         base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        if namespace:
+            _check_segment("namespace", namespace)
         self.collection = f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
 
     def _item(self, name: str, subresource: str = "") -> str:
+        _check_segment("resource name", name)
         return f"{self.collection}/{name}" + (f"/{subresource}" if subresource else "")
 
     async def get(self, name: str, *, subresource: str = "") -> dict[str, Any]:

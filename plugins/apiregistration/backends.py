@@ -60,15 +60,14 @@ class Backend:
         return URL(self.base + raw_path, encoded=True)
 
 
-
 class Backends:
-    """Resolves APIServices to their backends (one TLS context per ``caBundle``)."""
+    """Resolves APIServices to their backends (one TLS context per ``caBundle`` and name checked)."""
 
     def __init__(self, enabled: bool, services: Informer | None, client_cert: tuple[Path, Path] | None = None) -> None:
         self.enabled = enabled
         self.services = services  # core/v1 Services, when this server serves them
         self.client_cert = client_cert  # the front proxy's certificate and key
-        self._ssl: dict[tuple[str, bool], ssl.SSLContext] = {}
+        self._ssl: dict[tuple[str, bool, str | None], ssl.SSLContext] = {}
 
     def backend(self, api_service: dict[str, Any]) -> Backend:
         """Where the APIService's backend listens; BackendError when that cannot be told, or
@@ -103,14 +102,16 @@ class Backends:
         return self._https(f"https://{_host(cluster_ip)}:{port}", spec, f"{name}.{namespace}.svc")
 
     def _https(self, base: str, spec: dict[str, Any], server_hostname: str | None) -> Backend:
-        return Backend(base, self._ssl_for(spec), server_hostname, self.client_cert is not None)
+        return Backend(base, self._ssl_for(spec, server_hostname), server_hostname, self.client_cert is not None)
 
-    def _ssl_for(self, spec: dict[str, Any]) -> ssl.SSLContext:
+    def _ssl_for(self, spec: dict[str, Any], server_hostname: str | None) -> ssl.SSLContext:
         """The context for ``caBundle`` (none: the system's CAs) or ``insecureSkipTLSVerify``,
-        presenting the front proxy's certificate."""
+        presenting the front proxy's certificate; one per name checked, so that a pooled
+        connection verified for one backend's name never carries another's requests (kube-
+        aggregator keeps a transport per APIService)."""
         insecure = bool(spec.get("insecureSkipTLSVerify"))
         bundle = "" if insecure else spec.get("caBundle") or ""
-        key = (bundle, insecure)
+        key = (bundle, insecure, server_hostname)
         if key not in self._ssl:
             try:
                 context = ssl.create_default_context(cadata=base64.b64decode(bundle).decode() if bundle else None)

@@ -78,5 +78,7 @@ class RootCAPublisher:
             repaired["metadata"] = {**current["metadata"], "annotations": {**annotations, ANNOTATION: DESCRIPTION}}
             await config_maps.update(repaired)
         except ApiError as err:
-            if err.code not in (404, 409) and not err.namespace_terminating:
-                raise  # 409: the cache lagged, the ConfigMap's own event syncs again; 404: gone meanwhile
+            # 409: someone wrote it first (maybe with a CA of their own): synced again from the
+            # cache, after a pause, as kube's publisher requeues; 404: the namespace went meanwhile
+            if err.code != 404 and not err.namespace_terminating:
+                raise

@@ -22,7 +22,9 @@ import base64
 import logging
 from typing import Any
 
-from kplane.api import ApiError, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, wait_synced
+from kplane.api import (
+    ApiError, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, is_path_segment_name, wait_synced,
+)
 from kplane.plugins.core.tokens import legacy
 from kplane.plugins.core.tokens.keys import KeySet
 
@@ -101,7 +103,10 @@ class TokensController:
         await secrets.update({**secret, "metadata": {**meta, "annotations": annotations}, "data": data})
 
     async def _account(self, namespace: str, name: str, uid: str) -> Obj | None:
-        """The account named, from the cache when it has it (with ``uid``, if given), else read live."""
+        """The account named, from the cache when it has it (with ``uid``, if given), else read
+        live; None for a name that is no account's (``..``, a ``/``): never another namespace's."""
+        if not name or is_path_segment_name(name):
+            return None
         cached = self.accounts.lister().namespaced(namespace).get(name)
         if cached is not None and (not uid or cached["metadata"].get("uid") == uid):
             return cached
