@@ -99,6 +99,7 @@ from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
 from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
+from kplane.core.client.tls import TLSClientConfig
 from kplane.core.client.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue,
 )

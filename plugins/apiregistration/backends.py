@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from kplane.api import Informer
+from kplane.api import Informer, TLSClientConfig
 from kplane.plugins.apiregistration.settings import NO_BACKENDS_FLAG
 
 log = logging.getLogger(__name__)
@@ -106,23 +106,20 @@ class Backends:
 
     def _ssl_for(self, spec: dict[str, Any], server_hostname: str | None) -> ssl.SSLContext:
         """The context for ``caBundle`` (none: the system's CAs) or ``insecureSkipTLSVerify``,
-        presenting the front proxy's certificate; one per name checked, so that a pooled
-        connection verified for one backend's name never carries another's requests (kube-
-        aggregator keeps a transport per APIService)."""
+        presenting the front proxy's certificate and verifying ``server_hostname``; one per name
+        checked, so that a pooled connection verified for one backend's name never carries
+        another's requests (kube-aggregator keeps a transport per APIService)."""
         insecure = bool(spec.get("insecureSkipTLSVerify"))
         bundle = "" if insecure else spec.get("caBundle") or ""
         key = (bundle, insecure, server_hostname)
         if key not in self._ssl:
+            cert, key_file = self.client_cert if self.client_cert is not None else (None, None)
             try:
-                context = ssl.create_default_context(cadata=base64.b64decode(bundle).decode() if bundle else None)
-            except (ssl.SSLError, ValueError) as err:  # validation checked it is base64, not that it is PEM
+                tls = TLSClientConfig(ca_data=base64.b64decode(bundle) if bundle else None, cert_data=cert,
+                                      key_data=key_file, server_name=server_hostname, insecure=insecure)
+                self._ssl[key] = tls.context()
+            except ValueError as err:  # validation checked it is base64, not that it is PEM
                 raise BackendError("ServiceAccessError", f"spec.caBundle holds no usable CA certificate: {err}") from None
-            if insecure:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
-            if self.client_cert is not None:
-                context.load_cert_chain(*self.client_cert)
-            self._ssl[key] = context
         return self._ssl[key]
 
 
