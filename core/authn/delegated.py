@@ -46,11 +46,5 @@ class TokenReviewAuthenticator:
         status = (answer or {}).get("status") or {}
         if not status.get("authenticated"):
             return None
-        return Authenticated(user_from_api(status.get("user") or {}), tuple(status.get("audiences") or ()))
+        return Authenticated(UserInfo.from_api(status.get("user") or {}), tuple(status.get("audiences") or ()))
 
-
-def user_from_api(user: dict[str, Any]) -> UserInfo:
-    """An ``authentication.k8s.io/v1`` UserInfo as a :class:`UserInfo`."""
-    extra = {str(k): tuple(str(v) for v in values or ()) for k, values in (user.get("extra") or {}).items()}
-    return UserInfo(str(user.get("username") or ""), str(user.get("uid") or ""),
-                    tuple(str(g) for g in user.get("groups") or ()), extra)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 from urllib.parse import unquote
 
 #: Members may do anything: the authorizer lets them through before any mode is asked.
@@ -48,6 +49,13 @@ class UserInfo:
         if group in self.groups:
             return self
         return UserInfo(self.name, self.uid, (*self.groups, group), self.extra)
+
+    @classmethod
+    def from_api(cls, user: Mapping[str, Any]) -> UserInfo:
+        """An ``authentication.k8s.io/v1`` ``UserInfo`` (a host's TokenReview answer)."""
+        extra = {str(k): tuple(str(v) for v in values or ()) for k, values in (user.get("extra") or {}).items()}
+        return cls(str(user.get("username") or ""), str(user.get("uid") or ""),
+                   tuple(str(g) for g in user.get("groups") or ()), extra)
 
     def to_api(self) -> dict[str, object]:
         """As ``authentication.k8s.io/v1`` ``UserInfo`` (TokenReview, SelfSubjectReview)."""
