@@ -41,8 +41,8 @@ from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.runtime.objects import build
 from kplane.core.runtime.protobuf import Field, Message
-from kplane.core.runtime.schema import Schema, camel_case, load, shape_of
-from kplane.core.runtime.scheme import ResourceType, Scheme
+from kplane.core.runtime.schema import Loaded, Schema, Shape, camel_case, load, python_to_wire, shape_of, wire_to_python
+from kplane.core.runtime.scheme import IGNORE, STRICT, WARN, DecodeError, ResourceType, Scheme, Version
 
 # -- behaviour: strategies, subresources, capabilities, printing, admission -----------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny

@@ -98,14 +98,14 @@ _SCALAR_T = FieldType(SCALAR)
 _ATOMIC_T = FieldType(ATOMIC)
 _UNTYPED_T = FieldType(UNTYPED)
 _BARE = FieldType(STRUCT)  # a struct the schema does not describe
-_structs: dict[tuple[int, bool], FieldType] = {}
 
 
 def struct_type(shape: Shape, pointer: bool = False) -> FieldType:
-    """The (cached) type of a struct described by ``shape``."""
-    t = _structs.get((id(shape), pointer))
+    """The type of a struct described by ``shape`` (cached on the shape)."""
+    key = (FieldType, pointer)
+    t = shape.derived.get(key)
     if t is None:
-        t = _structs[(id(shape), pointer)] = FieldType(STRUCT, shape, pointer=pointer)
+        t = shape.derived[key] = FieldType(STRUCT, shape, pointer=pointer)
     return t
 
 

@@ -126,6 +126,16 @@ class Registry:
         self._subresources[(group, plural, "")] = served
         self.scheme.changed()
 
+    def remove(self, group: str, plural: str) -> None:
+        """Forget everything serving ``plural.group``: its strategies (the resource's and its
+        subresources'), scale adapter and plugins' serving objects, as when a
+        CustomResourceDefinition goes or changes (its kind is then registered anew)."""
+        for table in (self._strategies, self._subresources):
+            for key in [k for k in table if k[:2] == (group, plural)]:
+                del table[key]
+        self._scales.pop((group, plural), None)
+        self.scheme.changed()
+
     def _not_served_otherwise(self, group: str, plural: str, subresource: str, way: str) -> None:
         """One way to serve each subresource: ValueError when another than ``way`` serves it."""
         ways = {

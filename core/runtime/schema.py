@@ -80,9 +80,13 @@ class Shape:
     by_attr: dict[str, FieldShape] = field(default_factory=dict)
     required: list[FieldShape] = field(default_factory=list)
     has_hooks: bool = False  # marshmallow must load it, so the hooks run
+    # What other layers compute once per shape (the field manager's struct types), kept here so
+    # that it lives exactly as long as the shape: schemas made at run time (custom resources)
+    # come and go.
+    derived: dict[Any, Any] = field(default_factory=dict)
 
 
-_shapes: dict[type, Shape] = {}
+_SHAPE = "__kplane_shape__"  # the class attribute holding a schema class's compiled Shape
 
 
 def _nested_schema(f: fields.Field) -> tuple[Schema | None, str]:
@@ -96,13 +100,15 @@ def _nested_schema(f: fields.Field) -> tuple[Schema | None, str]:
 
 
 def shape_of(schema: Schema | type[Schema]) -> Shape:
-    """The compiled :class:`Shape` of a schema (cached per class; recursive schemas are fine)."""
+    """The compiled :class:`Shape` of a schema (cached on its class, so a class made at run time
+    takes its shape with it when it goes; recursive schemas are fine)."""
     cls = schema if isinstance(schema, type) else type(schema)
-    shape = _shapes.get(cls)
+    shape = cls.__dict__.get(_SHAPE)
     if shape is not None:
         return shape
     instance = schema() if isinstance(schema, type) else schema
-    shape = _shapes[cls] = Shape(instance, has_hooks=any(instance._hooks.values()))
+    shape = Shape(instance, has_hooks=any(instance._hooks.values()))
+    setattr(cls, _SHAPE, shape)
     for attr, f in instance.fields.items():
         nested, container = _nested_schema(f)
         fs = FieldShape(attr, f.data_key or attr, f, shape_of(nested) if nested else None, container)

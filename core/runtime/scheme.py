@@ -74,7 +74,14 @@ class Version:
 
 @dataclass(slots=True)
 class ResourceType:
-    """One resource of a group, as ``scheme.add_kind`` registered it: its kind, names, scope and versions."""
+    """One resource of a group, as ``scheme.add_kind`` registered it: its kind, names, scope and versions.
+
+    Its four conversion methods (:meth:`decode`, :meth:`encode`, :meth:`convert`,
+    :meth:`internalize`) are everything the registry and the HTTP layer ask of a kind's forms;
+    a subclass registered with :meth:`Scheme.add_type` may implement them otherwise (custom
+    resources keep their objects unstructured). ``versions`` still holds one schema per served
+    version: server-side apply and OpenAPI read their shapes.
+    """
 
     group: str
     kind: str
@@ -96,6 +103,11 @@ class ResourceType:
         return GroupVersionKind(self.group, version, self.kind)
 
     # -- conversion ------------------------------------------------------------------------
+    def reads_stored(self, version: str) -> bool:
+        """Whether an object's stored bytes are its answer in ``version`` as they are (the read
+        path then sends them without decoding); else the answer is :meth:`convert`'s."""
+        return version == self.storage_version
+
     def decode(self, wire: dict[str, Any], version: str, field_validation: str = STRICT,
                duplicates: Sequence[str] = ()) -> tuple[Any, list[str]]:
         """Validated internal object from a client's body; returns it with warnings to send.
@@ -208,17 +220,11 @@ class Scheme:
 
         Raises :class:`ConflictError` if the group already has this resource or this kind: a
         group/version/kind maps to one resource, and a group's resource to one kind."""
-        if (group, plural) in self._types:
-            other = self._types[(group, plural)]
-            raise ConflictError(f"{plural}.{group or 'core'}", other.plugin)
-        other_kind = self.by_kind(group, kind)
-        if other_kind is not None:
-            raise ConflictError(f"kind {kind} of group {group or 'core'}", other_kind.plugin)
         if storage_version not in versions:
             raise ValueError(f"{kind}: storage version {storage_version!r} is not one of the served versions")
         if not dataclasses.is_dataclass(internal):
             raise TypeError(f"{kind}: the internal type must be a dataclass, got {internal!r}")
-        rt = ResourceType(
+        return self.add_type(ResourceType(
             group=group,
             kind=kind,
             plural=plural,
@@ -232,9 +238,30 @@ class Scheme:
             short_names=tuple(short_names),
             categories=tuple(categories),
             plugin=plugin,
-        )
-        self._types[(group, plural)] = rt
+        ))
+
+    def add_type(self, rt: ResourceType) -> ResourceType:
+        """Register a :class:`ResourceType` made elsewhere: a subclass that decodes and encodes
+        its own way, as custom resources do (their versions come from a CustomResourceDefinition
+        at run time, not from a plugin's schemas). Same conflicts as :meth:`add_kind`."""
+        if (rt.group, rt.plural) in self._types:
+            other = self._types[(rt.group, rt.plural)]
+            raise ConflictError(f"{rt.plural}.{rt.group or 'core'}", other.plugin)
+        other_kind = self.by_kind(rt.group, rt.kind)
+        if other_kind is not None:
+            raise ConflictError(f"kind {rt.kind} of group {rt.group or 'core'}", other_kind.plugin)
+        self._types[(rt.group, rt.plural)] = rt
         self.changed()
+        return rt
+
+    def remove_type(self, group: str, plural: str) -> ResourceType | None:
+        """Stop knowing ``plural.group`` (a CustomResourceDefinition deleted or renamed); the
+        group's version priority goes with its last kind. Returns what was removed."""
+        rt = self._types.pop((group, plural), None)
+        if rt is not None:
+            if not any(g == group for g, _ in self._types):
+                self._priority.pop(group, None)
+            self.changed()
         return rt
 
     def add_conversion(

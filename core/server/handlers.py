@@ -367,7 +367,7 @@ def _to_version(rt: ResourceType, stored: StoredObject | Any, version: str) -> d
     an internal object (what a resource served without storage answers) encoded."""
     if not isinstance(stored, StoredObject):
         return rt.encode(stored, version)
-    if version == rt.storage_version:
+    if rt.reads_stored(version):
         return stored.fragment()
     return rt.convert(stored.obj, rt.storage_version, version)
 
@@ -380,7 +380,7 @@ def _list_envelope(rt: ResourceType, version: str, rv: str, token: str) -> dict[
 
 def _json_in(rt: ResourceType, version: str) -> Callable[[StoredObject], bytes]:
     """How to write one object of a list in ``version``: the stored bytes, or converted."""
-    if version == rt.storage_version:
+    if rt.reads_stored(version):
         return StoredObject.json
     return lambda stored: orjson.dumps(rt.convert(stored.obj, rt.storage_version, version))
 

@@ -394,6 +394,9 @@ class _Builder:
         return {"$ref": REF + name}
 
     def _property(self, f: mfields.Field) -> dict[str, Any]:
+        verbatim = f.metadata.get("openapi")
+        if verbatim is not None:  # a field whose schema was written as OpenAPI (a CRD's)
+            return verbatim
         schema = self._type(f)
         if "$ref" in schema:
             schema = {"allOf": [schema]}  # siblings of a bare $ref are ignored, so wrap it as k8s does

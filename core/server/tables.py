@@ -75,7 +75,7 @@ class TableBuilder:
         if self.include == "Metadata":
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
         elif self.include == "Object":
-            row["object"] = stored.fragment() if self.version == self.rt.storage_version else self.rt.convert(obj, self.rt.storage_version, self.version)
+            row["object"] = stored.fragment() if self.rt.reads_stored(self.version) else self.rt.convert(obj, self.rt.storage_version, self.version)
         return row
 
 
