@@ -39,10 +39,10 @@ from kplane.core.meta.schemas import ConditionSchema, LabelSelectorRequirementSc
 from kplane.core.meta.types import Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta
 from kplane.core.runtime import fields
 from kplane.core.runtime.gvk import GroupVersionKind
-from kplane.core.runtime.objects import build
+from kplane.core.runtime.objects import build, unbuild
 from kplane.core.runtime.protobuf import Field, Message
 from kplane.core.runtime.schema import Loaded, Schema, Shape, camel_case, load, python_to_wire, shape_of, wire_to_python
-from kplane.core.runtime.scheme import IGNORE, STRICT, WARN, DecodeError, ResourceType, Scheme, Version
+from kplane.core.runtime.scheme import IGNORE, STRICT, WARN, ConflictError, DecodeError, ResourceType, Scheme, Version
 
 # -- behaviour: strategies, subresources, capabilities, printing, admission -----------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny

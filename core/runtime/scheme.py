@@ -103,6 +103,11 @@ class ResourceType:
         return GroupVersionKind(self.group, version, self.kind)
 
     # -- conversion ------------------------------------------------------------------------
+    def serves(self, version: str) -> bool:
+        """Whether the kind is served in ``version`` (given its group/version is): every version
+        it has, unless a subclass keeps some for conversion only (a CRD's ``served: false``)."""
+        return version in self.versions
+
     def reads_stored(self, version: str) -> bool:
         """Whether an object's stored bytes are its answer in ``version`` as they are (the read
         path then sends them without decoding); else the answer is :meth:`convert`'s."""
@@ -348,7 +353,7 @@ class Scheme:
     def resource(self, group: str, version: str, plural: str) -> ResourceType | None:
         """The kind served as ``plural`` in ``group/version``; None when not served there."""
         rt = self._types.get((group, plural))
-        return rt if rt is not None and version in rt.versions and self.served(group, version) else None
+        return rt if rt is not None and rt.serves(version) and self.served(group, version) else None
 
     def by_kind(self, group: str, kind: str) -> ResourceType | None:
         for rt in self._types.values():
@@ -363,7 +368,7 @@ class Scheme:
         """Each group with its served versions, preferred first (groups with none left out)."""
         served: dict[str, set[str]] = {}
         for rt in self._types.values():
-            versions = {v for v in rt.versions if self.served(rt.group, v)}
+            versions = {v for v in rt.versions if rt.serves(v) and self.served(rt.group, v)}
             if versions:
                 served.setdefault(rt.group, set()).update(versions)
         ordered = {}
@@ -378,7 +383,7 @@ class Scheme:
         if not self.served(group, version):
             return []
         return sorted(
-            (rt for rt in self._types.values() if rt.group == group and version in rt.versions),
+            (rt for rt in self._types.values() if rt.group == group and rt.serves(version)),
             key=lambda rt: rt.plural,
         )
 

@@ -1,0 +1,101 @@
+"""One server's CRD machinery, from its making to its stop: made in ``kplane_register_admission``
+(which hands it the loopback client), started in ``kplane_post_start``, stopped in
+``kplane_shutdown``. Kept by the server's Registry: a plugin module is shared by every server of
+a process.
+
+The CRDs are read through an informer of its own on the loopback client, as any client would;
+each change is applied to this server's Scheme and Registry when the watch delivers it
+(:mod:`~kplane.plugins.apiextensions.customresource.install`), so with several servers on one
+storage each serves what the others created. A CRD's resource is served once it is
+``Established``; it stays served while it is ``Terminating`` (new objects are refused then) and
+goes with the CRD. Start waits until the CRDs are listed and served, so a server that restarts
+reports ready only once it serves every CRD stored before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from kplane.api import ConflictError, Handlers, Registry, RESTClient, SharedInformerFactory, wait_synced
+from kplane.plugins.apiextensions.controllers.conditions import is_true
+from kplane.plugins.apiextensions.controllers.establishing import EstablishingController
+from kplane.plugins.apiextensions.controllers.finalizer import FinalizerController
+from kplane.plugins.apiextensions.controllers.naming import NamingController
+from kplane.plugins.apiextensions.customresource import install
+from kplane.plugins.apiextensions.types import ESTABLISHED, GROUP
+
+log = logging.getLogger(__name__)
+
+RESOURCE = "customresourcedefinitions"
+
+
+class APIExtensions:
+    def __init__(self, registry: Registry, client: RESTClient) -> None:
+        self.registry = registry
+        self.informers = SharedInformerFactory(client)
+        self.crds = self.informers.informer(GROUP, "v1", RESOURCE)
+        self.crds.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
+                                        on_delete=self._deleted))
+        self.controllers = [NamingController(self.crds, client), EstablishingController(self.crds, client),
+                            FinalizerController(self.crds, client)]
+        self._served: dict[str, tuple[str, str, str]] = {}  # CRD name -> (group, plural, resourceVersion)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, sync_timeout: float = 10.0) -> None:
+        self.informers.start()
+        self._tasks = [asyncio.create_task(c.run(), name=f"crd:{type(c).__name__}") for c in self.controllers]
+        try:
+            async with asyncio.timeout(sync_timeout):
+                await wait_synced(self.crds)
+        except TimeoutError:
+            log.warning("CustomResourceDefinitions not listed within %ss; served once they are", sync_timeout)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.informers.stop()
+
+    def _changed(self, crd: dict[str, Any]) -> None:
+        name = crd["metadata"]["name"]
+        if not is_true(crd, ESTABLISHED):
+            self._deleted(crd)
+            return
+        accepted = (crd.get("status") or {}).get("acceptedNames") or {}
+        served = (crd["spec"]["group"], accepted.get("plural", ""), crd["metadata"].get("resourceVersion", ""))
+        if self._served.get(name) == served:
+            return
+        self._deleted(crd)
+        try:
+            install.serve(self.registry, crd)
+        except ConflictError as err:
+            log.warning("CustomResourceDefinition %s is not served: %s", name, err)
+            return
+        self._served[name] = served
+
+    def _deleted(self, crd: dict[str, Any]) -> None:
+        served = self._served.pop(crd["metadata"]["name"], None)
+        if served is not None:
+            install.unserve(self.registry, served[0], served[1])
+
+
+_servers: WeakKeyDictionary[Registry, APIExtensions] = WeakKeyDictionary()
+
+
+def create(registry: Registry, informers: SharedInformerFactory) -> APIExtensions:
+    made = _servers[registry] = APIExtensions(registry, informers.client)
+    return made
+
+
+def of(registry: Registry) -> APIExtensions | None:
+    return _servers.get(registry)
+
+
+def forget(registry: Registry) -> APIExtensions | None:
+    return _servers.pop(registry, None)
