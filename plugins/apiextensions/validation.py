@@ -4,6 +4,7 @@ kube-apiserver's field paths and messages."""
 from __future__ import annotations
 
 from kplane.api import FieldError, invalid, not_supported, required
+from kplane.plugins.apiextensions.schema import cel, structural
 from kplane.plugins.apiextensions.types import CLUSTER_SCOPED, NAMESPACE_SCOPED, CustomResourceDefinition
 
 
@@ -26,6 +27,12 @@ def validate_crd(crd: CustomResourceDefinition) -> list[FieldError]:
         errs.append(required("spec.versions", "must have exactly one version marked as storage version"))
     elif sum(1 for v in versions if v.storage) != 1:
         errs.append(invalid("spec.versions", [v.name for v in versions], "must have exactly one version marked as storage version"))
+    for i, version in enumerate(versions):
+        schema = version.schema.open_api_v3_schema if version.schema is not None else None
+        if schema is not None:
+            path = f"spec.versions[{i}].schema.openAPIV3Schema"
+            errs += structural.validate_structural(schema, path)
+            errs += cel.compile_errors(schema, path)
     return errs
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, dig
 from kplane.plugins.apiextensions.customresource.types import CustomResource
-from kplane.plugins.apiextensions.schema import validation
+from kplane.plugins.apiextensions.schema import cel, validation
 
 Validator = Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]]
 
@@ -61,10 +61,12 @@ class CustomResourceStrategy(Strategy):
             obj.metadata.generation = (old.metadata.generation or 0) + 1
 
     def validate(self, ctx: RequestContext, obj: CustomResource) -> list[FieldError]:
-        return validation.validate(obj.content, self.definition.schema(ctx))
+        schema = self.definition.schema(ctx)
+        return validation.validate(obj.content, schema) + cel.validate(obj.content, None, schema)
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
-        return validation.validate(obj.content, self.definition.schema(ctx))
+        schema = self.definition.schema(ctx)
+        return validation.validate(obj.content, schema) + cel.validate(obj.content, old.content, schema)
 
 
 class CustomResourceStatusStrategy(CustomResourceStrategy):
