@@ -139,7 +139,7 @@ def _definition(module: str, name: str) -> tuple[_Source, ast.stmt]:
     for node in source.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return source, node
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and name in _assigned(node):
             return source, node
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
             return source, node
@@ -148,6 +148,16 @@ def _definition(module: str, name: str) -> tuple[_Source, ast.stmt]:
                 if (alias.asname or alias.name) == name:
                     return _definition(node.module, alias.name)
     raise LookupError(f"{module} does not define {name}")
+
+
+def _assigned(node: ast.Assign) -> set[str]:
+    """The names an assignment binds, unpacking included (``STRICT, WARN = "Strict", "Warn"``)."""
+    names = set()
+    for target in node.targets:
+        for part in target.elts if isinstance(target, ast.Tuple) else [target]:
+            if isinstance(part, ast.Name):
+                names.add(part.id)
+    return names
 
 
 def _doc_comment(source: _Source, lineno: int) -> str:

@@ -26,6 +26,7 @@ from kplane.core.runtime.schema import Schema, Shape, load, python_to_wire, shap
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 Defaulter = Callable[[dict[str, Any]], None]
 
+#: ``fieldValidation``: what decoding does with unknown and duplicate fields (400, warnings, nothing).
 STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
 _TYPE_META = frozenset({"apiVersion", "kind"})
 # --runtime-config keys that switch every version of a stability level (kube-apiserver's).
@@ -94,6 +95,9 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     plugin: str = ""  # the plugin that registered it, for `kplane plugins` and errors
+    #: Whether strategic merge patches apply: they need a schema's merge keys, which custom
+    #: resources do not have (kube-apiserver refuses them there with 415).
+    strategic_merge_patch: bool = True
 
     @property
     def list_kind(self) -> str:

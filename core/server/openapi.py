@@ -62,7 +62,7 @@ from aiohttp import web
 from marshmallow import fields as mfields
 
 from kplane.core.meta import deleteoptions, errors
-from kplane.core.patching.mediatypes import PATCH_TYPES
+from kplane.core.patching.mediatypes import PATCH_TYPES, STRATEGIC_MERGE_PATCH
 from kplane.core.registry.registry import Endpoint, Registry
 from kplane.core.registry.rest import CONNECT_VERBS
 from kplane.core.runtime import fields
@@ -180,11 +180,10 @@ def patch_types(rt: ResourceType) -> list[str]:
     """The patch formats ``rt`` takes, as its ``patch`` operation lists them.
 
     The one place deciding it: kubectl sends a strategic merge patch, computed from the schema,
-    to any kind listing it, so a kind without merge keys in its schema (a CRD-like kind) must
-    leave it out. Every kind served now is schema-based, so all four are listed, as
-    kube-apiserver lists them (and as the handlers implement them).
+    to any kind listing it, so a kind without merge keys in its schema (a custom resource) leaves
+    it out (:attr:`ResourceType.strategic_merge_patch`); kubectl then sends a JSON merge patch.
     """
-    return list(PATCH_TYPES)
+    return [t for t in PATCH_TYPES if t != STRATEGIC_MERGE_PATCH or rt.strategic_merge_patch]
 
 
 # -- names --------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from typing import Any
 
 from kplane.api import AGE, NAME, Registry, ScaleAdapter
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
+from kplane.plugins.apiextensions.schema.cel import RuleValidator
+from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 from kplane.plugins.apiextensions.customresource.strategy import (
     CustomResourceStatusStrategy, CustomResourceStrategy, Definition, column,
 )
@@ -46,7 +48,8 @@ def definition(crd: dict[str, Any], rt: CustomResourceType) -> Definition:
     for selectable_field in storage.get("selectableFields") or []:
         path = (selectable_field.get("jsonPath") or "").lstrip(".")
         selectable[path] = path
-    return Definition(schemas=dict(rt.schemas), status="status" in subresources, columns=columns,
+    return Definition(schemas=dict(rt.schemas), validators={v: SchemaValidator(s) for v, s in rt.schemas.items()},
+                      rules={v: RuleValidator(s) for v, s in rt.schemas.items()}, status="status" in subresources, columns=columns,
                       selectable_fields=selectable, storage_version=rt.storage_version)
 
 

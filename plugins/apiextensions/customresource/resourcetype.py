@@ -55,7 +55,7 @@ class CustomResourceType(ResourceType):
                    internal=CustomResource, versions=versions, storage_version=storage_version,
                    short_names=tuple(short_names), categories=tuple(categories), plugin=plugin,
                    schemas=dict(schemas), defaulted=frozenset(v for v, s in schemas.items() if has_defaults(s)),
-                   served=served, uid=uid)
+                   served=served, uid=uid, strategic_merge_patch=False)
 
     def serves(self, version: str) -> bool:
         return version in self.served

@@ -10,28 +10,29 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, dig
 from kplane.plugins.apiextensions.customresource.types import CustomResource
-from kplane.plugins.apiextensions.schema import cel, validation
-
-Validator = Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]]
-
+from kplane.plugins.apiextensions.schema.cel import RuleValidator
+from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
 @dataclasses.dataclass(slots=True)
 class Definition:
     """What a CRD says about its resource's behaviour, per version where the CRD says it per version."""
 
     schemas: dict[str, dict[str, Any] | None]
+    validators: dict[str, SchemaValidator]  # by version
+    rules: dict[str, RuleValidator]  # by version
     status: bool = False  # the status subresource is on
     columns: tuple[Column, ...] = (NAME, AGE)
     selectable_fields: Mapping[str, str] = dataclasses.field(default_factory=dict)
     storage_version: str = ""
 
-    def schema(self, ctx: RequestContext) -> dict[str, Any] | None:
-        return self.schemas.get(ctx.version) or self.schemas.get(self.storage_version)
+    def version(self, ctx: RequestContext) -> str:
+        """The version a request's object was decoded in (the storage version for writes made in code)."""
+        return ctx.version if ctx.version in self.validators else self.storage_version
 
 
 def _without(content: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -61,12 +62,14 @@ class CustomResourceStrategy(Strategy):
             obj.metadata.generation = (old.metadata.generation or 0) + 1
 
     def validate(self, ctx: RequestContext, obj: CustomResource) -> list[FieldError]:
-        schema = self.definition.schema(ctx)
-        return validation.validate(obj.content, schema) + cel.validate(obj.content, None, schema)
+        version = self.definition.version(ctx)
+        return (self.definition.validators[version].validate(obj.content)
+                + self.definition.rules[version].validate(obj.content, None))
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
-        schema = self.definition.schema(ctx)
-        return validation.validate(obj.content, schema) + cel.validate(obj.content, old.content, schema)
+        version = self.definition.version(ctx)
+        return (self.definition.validators[version].validate(obj.content)
+                + self.definition.rules[version].validate(obj.content, old.content))
 
 
 class CustomResourceStatusStrategy(CustomResourceStrategy):

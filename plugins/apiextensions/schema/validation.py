@@ -8,6 +8,12 @@ from typing import Any
 from kplane.api import FieldError
 
 
-def validate(content: dict[str, Any], schema: dict[str, Any] | None) -> list[FieldError]:
-    """Field errors of a custom resource's fields but ``apiVersion``, ``kind`` and ``metadata``."""
-    return []
+class SchemaValidator:
+    """One CRD version's schema, made ready once when the CRD is served."""
+
+    def __init__(self, schema: dict[str, Any] | None) -> None:
+        self.schema = schema
+
+    def validate(self, content: dict[str, Any]) -> list[FieldError]:
+        """Field errors of a custom resource's fields but ``apiVersion``, ``kind`` and ``metadata``."""
+        return []
