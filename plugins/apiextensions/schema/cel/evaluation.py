@@ -1,0 +1,152 @@
+"""Evaluating a custom resource against its rule tree (apiextensions-apiserver's
+``cel/validation.go``): ``self`` at each node, ``oldSelf`` where the old object has a value at
+the same place (by property, map key, or the keys of a ``listType=map`` item), kube's errors.
+
+Work per request is bounded twice: every rule's static cost was held under the per-expression
+limit when the CRD was accepted (sizes bounded by the schema or the request), and one request's
+evaluations stop, with kube's "out of cost budget" error, once they have run for
+:data:`RUNTIME_BUDGET_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kplane.api import FieldError, FieldErrorType, invalid
+from kplane.plugins.apiextensions.schema.cel.compile import status_text
+from kplane.plugins.apiextensions.schema.cel.rules import Rule, RuleNode
+
+RUNTIME_BUDGET_SECONDS = 0.5
+MAX_MESSAGE_BYTES = 5 * 1024  # MaxEvaluatedMessageExpressionSizeBytes
+_OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+_ROOT = "<nil>"  # how field.Path prints the root of a custom resource
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def _child(path: str, name: str) -> str:
+    return name if path == _ROOT else f"{path}.{name}"
+
+
+def _index(path: str, key: Any) -> str:
+    return f"{'' if path == _ROOT else path}[{key}]"
+
+
+def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
+    """``value`` as CEL sees it: a JSON number where the schema says ``number`` is a double."""
+    if not isinstance(schema, dict):
+        return value
+    kind = schema.get("type")
+    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        return {k: coerce(v, props.get(k, extra if isinstance(extra, dict) else None)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [coerce(v, schema.get("items")) for v in value]
+    return value
+
+
+def _field_error(rule: Rule, path: str, schema: dict[str, Any], detail: str) -> FieldError:
+    """``fieldErrorForReason``: the rule's reason picks the error type; the value is the schema's type."""
+    value = schema.get("type") or ""
+    reason = rule.source.get("reason")
+    if reason == "FieldValueForbidden":
+        return FieldError(FieldErrorType.FORBIDDEN, path, detail)
+    if reason == "FieldValueRequired":
+        return FieldError(FieldErrorType.REQUIRED, path, detail)
+    if reason == "FieldValueDuplicate":
+        return FieldError(FieldErrorType.DUPLICATE, path, "", value)
+    return invalid(path, value, detail)
+
+
+class Evaluation:
+    """One request's walk over the tree."""
+
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+        self.deadline = time.monotonic() + RUNTIME_BUDGET_SECONDS
+
+    def node(self, node: RuleNode, path: str, value: Any, old: Any) -> None:
+        if value is None:
+            return  # kube validates only non-null values
+        if node.rules:
+            self._rules(node, path, value, old)
+        for sub in node.all_of:
+            self.node(sub, path, value, old)
+        if isinstance(value, dict):
+            old_map = old if isinstance(old, dict) else {}
+            for name, child in node.properties.items():
+                if name in value:
+                    self.node(child, _child(path, name), value[name], old_map.get(name))
+            if node.additional is not None:
+                for key, item in value.items():
+                    if key not in node.properties:
+                        self.node(node.additional, _index(path, key), item, old_map.get(key))
+        elif isinstance(value, list) and node.items is not None:
+            olds = self._old_items(node, old)
+            for i, item in enumerate(value):
+                key = tuple(item.get(k) for k in node.list_map_keys) if isinstance(item, dict) else None
+                self.node(node.items, _index(path, i), item, olds.get(key) if key is not None else None)
+
+    @staticmethod
+    def _old_items(node: RuleNode, old: Any) -> dict[tuple[Any, ...], Any]:
+        if not node.list_map_keys or not isinstance(old, list):
+            return {}
+        return {tuple(o.get(k) for k in node.list_map_keys): o for o in old if isinstance(o, dict)}
+
+    def _rules(self, node: RuleNode, path: str, value: Any, old: Any) -> None:
+        schema = node.schema
+        current = coerce(value, schema) if node.has_number else value
+        previous = coerce(old, schema) if node.has_number and old is not None else old
+        for rule in node.rules:
+            if time.monotonic() > self.deadline:
+                self.errors.append(invalid(path, schema.get("type") or "", _OUT_OF_BUDGET))
+                raise _OutOfBudget
+            compiled = rule.compiled
+            data: dict[str, Any] = {"self": current}
+            if compiled.uses_old_self:
+                if rule.optional_old_self:
+                    data["__oldSelfHolder"] = {} if previous is None else {"v": previous}
+                elif previous is None:
+                    continue  # transition rules need an old value
+                else:
+                    data["oldSelf"] = previous
+            result = compiled.program.eval(data=data)
+            if result.type().name() == "ERROR":
+                text = status_text(str(result.value()))
+                if text.startswith("No matching overloads") or text.startswith("no such overload"):
+                    detail = (f"'{text}': call arguments did not match a supported operator, function or macro "
+                              f"signature for rule: {rule.error_name()}")
+                else:
+                    detail = f"{text} evaluating rule: {rule.error_name()}"
+                self.errors.append(invalid(path, schema.get("type") or "", detail))
+                continue
+            if result.plain_value() is True:
+                continue
+            where = _child(path, rule.field_path) if rule.field_path else path
+            self.errors.append(_field_error(rule, where, schema, self._message(rule, current, previous)))
+
+    @staticmethod
+    def _message(rule: Rule, value: Any, old: Any) -> str:
+        """The messageExpression's text, or the message when it fails (as kube does)."""
+        if rule.message_expression is not None:
+            data = {"self": value} if old is None else {"self": value, "oldSelf": old}
+            result = rule.message_expression.program.eval(data=data)
+            text = result.plain_value() if result.type().name() == "STRING" else None
+            if isinstance(text, str):
+                text = text.strip()
+                if text and len(text) <= MAX_MESSAGE_BYTES and "\n" not in text and "\r" not in text:
+                    return text
+        return rule.message()
+
+    def run(self, root: RuleNode, content: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
+        try:
+            self.node(root, _ROOT, content, old)
+        except _OutOfBudget:
+            pass
+        return self.errors

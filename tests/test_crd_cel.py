@@ -1,0 +1,178 @@
+"""CEL validation rules (``x-kubernetes-validations``) on CRDs, over real HTTP and kubectl:
+rules refused at CRD creation with kube's paths and messages, and custom resources refused with
+each failed rule's message, messageExpression, reason and fieldPath."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Client, Reply
+from tests.kubectl_cli import Kubectl
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+WIDGETS = "/apis/cel.example.com/v1/namespaces/default/widgets"
+
+SPEC: dict[str, Any] = {
+    "type": "object",
+    "x-kubernetes-validations": [
+        {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas",
+         "fieldPath": ".replicas", "reason": "FieldValueForbidden"},
+        {"rule": "!has(self.memory) || quantity(self.memory).isLessThan(quantity('1Gi'))",
+         "messageExpression": "'memory ' + self.memory + ' is over 1Gi'"},
+    ],
+    "properties": {
+        "replicas": {"type": "integer"},
+        "maxReplicas": {"type": "integer"},
+        "memory": {"type": "string", "maxLength": 32},
+        "name": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [
+            {"rule": "self == oldSelf", "message": "name is immutable"}]},
+        "endpoint": {"type": "string", "maxLength": 256, "x-kubernetes-validations": [
+            {"rule": "isURL(self) && url(self).getScheme() == 'https'", "message": "endpoint must be an https URL"}]},
+        "address": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [
+            {"rule": "cidr('10.0.0.0/8').containsIP(ip(self))"}]},
+        "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 32,
+                 "x-kubernetes-validations": [{"rule": "self.find('[0-9]+') != ''", "message": "tags need a number"}]}},
+        "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self <= 1.0"}]},
+        "first": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [
+            {"rule": "!oldSelf.hasValue() || oldSelf.value() == self", "optionalOldSelf": True,
+             "message": "first may only be set once"}]},
+    },
+}
+
+
+def crd(spec_schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.cel.example.com"},
+        "spec": {"group": "cel.example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {"spec": spec_schema}}}}]},
+    }
+
+
+def widget(object_name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "cel.example.com/v1", "kind": "Widget", "metadata": {"name": object_name}, "spec": spec}
+
+
+async def served(api: Client, body: dict[str, Any]) -> None:
+    created = await api.post(CRDS, body)
+    assert created.status == 201, created
+    for _ in range(100):
+        if (await api.get(WIDGETS)).status == 200:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the CRD was not served")
+
+
+def causes(reply: Reply) -> list[tuple[str, str, str]]:
+    return [(c["reason"], c.get("field", ""), c["message"]) for c in reply.body["details"]["causes"]]
+
+
+async def test_rules_that_do_not_compile_refuse_the_crd(api: Client) -> None:
+    schema = copy.deepcopy(SPEC)
+    schema["x-kubernetes-validations"] = [{"rule": "self.replicas +"}, {"rule": "size(self) + 1"},
+                                          {"rule": "true", "messageExpression": "1"}, {"rule": "true", "reason": "Nope"},
+                                          {"rule": "true", "fieldPath": ".nope"}]
+    reply = await api.post(CRDS, crd(schema))
+    assert reply.status == 422, reply
+    at = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    found = causes(reply)
+    assert found[0][:2] == ("FieldValueInvalid", f"{at}[0].rule")
+    assert "compilation failed: ERROR: <input>:1:16: Syntax error" in found[0][2]
+    assert found[1][:2] == ("FieldValueInvalid", f"{at}[1].rule")
+    assert found[1][2].endswith("cel expression must evaluate to a bool")
+    assert found[2][:2] == ("FieldValueInvalid", f"{at}[2].messageExpression")
+    assert found[2][2].endswith("messageExpression must evaluate to a string")
+    assert found[3][:2] == ("FieldValueNotSupported", f"{at}[3].reason")
+    assert found[4] == ("FieldValueInvalid", f"{at}[4].fieldPath", 'Invalid value: ".nope": fieldPath must be a valid path')
+    assert (await api.get(f"{CRDS}/widgets.cel.example.com")).status == 404
+
+
+async def test_unbounded_comprehensions_are_refused_for_their_cost(api: Client) -> None:
+    schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+              "x-kubernetes-validations": [{"rule": "self.names.all(x, self.names.exists_one(y, x == y))"}]}
+    reply = await api.post(CRDS, crd(schema))
+    assert reply.status == 422, reply
+    assert ("FieldValueForbidden",
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
+            "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, "
+            "or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)") in causes(reply)
+    bounded = copy.deepcopy(schema)
+    bounded["properties"]["names"].update(maxItems=20)
+    bounded["properties"]["names"]["items"]["maxLength"] = 20
+    await served(api, crd(bounded))
+    ok = await api.post(WIDGETS, widget("w", names=["a", "b"]))
+    assert ok.status == 201, ok
+    dup = await api.post(WIDGETS, widget("d", names=["a", "a"]))
+    assert dup.status == 422 and "failed rule: self.names.all" in dup.body["message"], dup
+
+
+async def test_custom_resources_are_checked_by_their_rules(api: Client) -> None:
+    await served(api, crd(SPEC))
+    good = widget("good", replicas=1, maxReplicas=3, memory="512Mi", name="a", endpoint="https://x.example/p",
+                  address="10.1.2.3", tags=["v1"], ratio=1, first="one")
+    assert (await api.post(WIDGETS, good)).status == 201
+    bad = widget("bad", replicas=5, maxReplicas=3, memory="2Gi", endpoint="http://x", address="192.168.0.1",
+                 tags=["ok1", "none"], ratio=1.5)
+    reply = await api.post(WIDGETS, bad)
+    assert reply.status == 422, reply
+    assert causes(reply) == [
+        ("FieldValueForbidden", "spec.replicas", "Forbidden: replicas must not exceed maxReplicas"),
+        ("FieldValueInvalid", "spec", 'Invalid value: "object": memory 2Gi is over 1Gi'),
+        ("FieldValueInvalid", "spec.endpoint", 'Invalid value: "string": endpoint must be an https URL'),
+        ("FieldValueInvalid", "spec.address", 'Invalid value: "string": failed rule: cidr(\'10.0.0.0/8\').containsIP(ip(self))'),
+        ("FieldValueInvalid", "spec.tags[1]", 'Invalid value: "string": tags need a number'),
+        ("FieldValueInvalid", "spec.ratio", 'Invalid value: "number": failed rule: self <= 1.0'),
+    ]
+    assert reply.body["message"].startswith('Widget.cel.example.com "bad" is invalid: ')
+    assert (await api.get(f"{WIDGETS}/bad")).status == 404
+
+
+async def test_transition_rules_see_the_stored_object(api: Client) -> None:
+    await served(api, crd(SPEC))
+    assert (await api.post(WIDGETS, widget("w", name="a", replicas=1, maxReplicas=1))).status == 201  # no oldSelf on create
+    renamed = await api.patch(f"{WIDGETS}/w", {"spec": {"name": "b"}})
+    assert renamed.status == 422
+    assert causes(renamed) == [("FieldValueInvalid", "spec.name", 'Invalid value: "string": name is immutable')]
+    assert (await api.patch(f"{WIDGETS}/w", {"spec": {"first": "x"}})).status == 200  # optionalOldSelf: none before
+    again = await api.patch(f"{WIDGETS}/w", {"spec": {"first": "y"}})
+    assert causes(again) == [("FieldValueInvalid", "spec.first", 'Invalid value: "string": first may only be set once')]
+    assert (await api.patch(f"{WIDGETS}/w", {"spec": {"replicas": 2, "maxReplicas": 2}})).status == 200
+
+
+async def test_evaluation_errors_name_the_rule(api: Client) -> None:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+              "x-kubernetes-validations": [{"rule": "self.count / self.divisor > 0"}]}
+    await served(api, crd(schema))
+    reply = await api.post(WIDGETS, widget("w", count=1, divisor=0))
+    assert reply.status == 422, reply
+    assert causes(reply) == [("FieldValueInvalid", "spec",
+                              'Invalid value: "object": divide by zero evaluating rule: self.count / self.divisor > 0')]
+
+
+def test_kubectl_shows_the_rules_messages(kubectl: Kubectl) -> None:
+    kubectl.apply_file("apply", json.dumps(crd(SPEC)))
+    kubectl.run("wait", "--for=condition=Established", "crd/widgets.cel.example.com", "--timeout=20s")
+    kubectl.apply_file("apply", json.dumps(widget("k", replicas=1, maxReplicas=2, name="a")))
+    done = kubectl.run("apply", "-f", "-", stdin=json.dumps(widget("k", replicas=3, maxReplicas=2, name="b")), check=False)
+    assert done.returncode != 0
+    assert 'The Widget "k" is invalid:' in done.stderr
+    assert "spec.replicas: Forbidden: replicas must not exceed maxReplicas" in done.stderr
+    assert 'spec.name: Invalid value: "string": name is immutable' in done.stderr
+    bad = kubectl.run("apply", "-f", "-", check=False, stdin=json.dumps(crd({
+        "type": "object", "x-kubernetes-validations": [{"rule": "self.x ==", "message": "m"}]})))
+    assert "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule" in bad.stderr
+    assert "compilation failed" in bad.stderr
+
+
+@pytest.mark.parametrize("rule", ["self.all(k, self[k].matches('^a+$'))"])
+async def test_preserve_unknown_values_are_dyn_and_unbounded(api: Client, rule: str) -> None:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-validations": [{"rule": rule}]}
+    reply = await api.post(CRDS, crd(schema))
+    assert reply.status == 422 and "estimated rule cost exceeds budget" in reply.body["message"], reply
