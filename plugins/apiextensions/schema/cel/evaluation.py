@@ -116,9 +116,14 @@ class Evaluation:
                     continue  # transition rules need an old value
                 else:
                     data["oldSelf"] = previous
-            result = compiled.program.eval(data=data)
-            if result.type().name() == "ERROR":
-                text = status_text(str(result.value()))
+            try:
+                result = compiled.program.eval(data=data)
+                failed = result.type().name() == "ERROR"
+                text = status_text(str(result.value())) if failed else ""
+                passed = not failed and result.plain_value() is True
+            except (RuntimeError, ValueError, TypeError, OverflowError) as err:  # values the binding cannot take
+                failed, text, passed = True, status_text(err), False
+            if failed:
                 if text.startswith("No matching overloads") or text.startswith("no such overload"):
                     detail = (f"'{text}': call arguments did not match a supported operator, function or macro "
                               f"signature for rule: {rule.error_name()}")
@@ -126,7 +131,7 @@ class Evaluation:
                     detail = f"{text} evaluating rule: {rule.error_name()}"
                 self.errors.append(invalid(path, schema.get("type") or "", detail))
                 continue
-            if result.plain_value() is True:
+            if passed:
                 continue
             where = _child(path, rule.field_path) if rule.field_path else path
             self.errors.append(_field_error(rule, where, schema, self._message(rule, current, previous)))
@@ -136,8 +141,11 @@ class Evaluation:
         """The messageExpression's text, or the message when it fails (as kube does)."""
         if rule.message_expression is not None:
             data = {"self": value} if old is None else {"self": value, "oldSelf": old}
-            result = rule.message_expression.program.eval(data=data)
-            text = result.plain_value() if result.type().name() == "STRING" else None
+            try:
+                result = rule.message_expression.program.eval(data=data)
+                text = result.plain_value() if result.type().name() == "STRING" else None
+            except (RuntimeError, ValueError, TypeError, OverflowError):
+                text = None
             if isinstance(text, str):
                 text = text.strip()
                 if text and len(text) <= MAX_MESSAGE_BYTES and "\n" not in text and "\r" not in text:
