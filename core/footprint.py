@@ -189,7 +189,7 @@ class Footprint:
 
     def strategy_resources(self) -> set[TypeKey]:
         """The resources it gave a strategy or a subresource (scale, or one of its own)."""
-        return ({(g, p) for (g, p, _), _, _ in self.strategies} | {k for k, _, _ in self.scales}
+        return ({key[:2] for key, _, _ in self.strategies} | {key[:2] for key, _, _ in self.scales}
                 | {(g, p) for (g, p, _), _, _ in self.subresources})
 
     async def undo(self, t: Targets) -> None:

@@ -88,7 +88,7 @@ from kplane.core.meta.validation import (
 
 # -- selectors ------------------------------------------------------------------------------------
 from kplane.core.meta.selectors import (
-    META_FIELDS, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
+    META_FIELDS, FieldPath, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
     validate_label_selector,
 )
 

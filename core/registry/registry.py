@@ -43,18 +43,24 @@ class Registry:
 
     Stores are made on first use, so kinds and strategies may be added while the server runs.
     A kind registered without a strategy gets the default :class:`Strategy`.
+
+    A strategy or scale adapter is registered for every version of the kind, or (``version=``)
+    for one version, where it takes the place of the former: a kind whose versions behave
+    differently (a CustomResourceDefinition's per-version columns and subresources). A
+    subresource registered for some versions only is not served in the others.
     """
 
     def __init__(self, scheme: Scheme, storage: Storage, admission: AdmissionChain) -> None:
         self.scheme = scheme
         self.storage = storage
         self.admission = admission
-        self._strategies: dict[tuple[str, str, str], Strategy] = {}
-        self._scales: dict[tuple[str, str], ScaleAdapter] = {}
+        # By (group, plural, subresource, version); version "": every version.
+        self._strategies: dict[tuple[str, str, str, str], Strategy] = {}
+        self._scales: dict[tuple[str, str, str], ScaleAdapter] = {}  # by (group, plural, version)
         # Plugins' own serving objects by (group, plural, subresource); subresource "": a resource
         # served without storage (add_rest).
         self._subresources: dict[tuple[str, str, str], Served] = {}
-        self._stores: dict[tuple[str, str, str], Store] = {}
+        self._stores: dict[tuple[str, str, str, str], Store] = {}
         self._generation = -1
 
     async def storage_health(self) -> str | None:
@@ -62,8 +68,10 @@ class Registry:
         probe, see :func:`storeerr.health`); None when it can."""
         return await storeerr.health(self.storage)
 
-    def add_strategy(self, group: str, plural: str, strategy: Strategy, *, subresource: str = "") -> None:
-        """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour.
+    def add_strategy(self, group: str, plural: str, strategy: Strategy, *, subresource: str = "",
+                     version: str = "") -> None:
+        """Give ``plural.group`` (or its ``subresource``, e.g. "status") its behaviour, in every
+        version or in ``version`` only.
 
         A subresource's strategy with ``apply_post`` (:class:`~kplane.core.registry.strategy.PostSubresource`)
         takes POST; any other reads and writes the parent. Raises ValueError when the strategy
@@ -78,13 +86,14 @@ class Registry:
             if subresource and "create" in declared:
                 why += "; the verb create needs a strategy with apply_post (PostSubresource)"
             raise ValueError(why)
-        self._strategies[(group, plural, subresource)] = strategy
+        self._strategies[(group, plural, subresource, version)] = strategy
         self.scheme.changed()  # new subresources show in discovery; stores are rebuilt
 
-    def add_scale(self, group: str, plural: str, adapter: ScaleAdapter) -> None:
-        """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`kplane.core.registry.scale`)."""
+    def add_scale(self, group: str, plural: str, adapter: ScaleAdapter, *, version: str = "") -> None:
+        """Serve ``plural.group/scale`` as autoscaling/v1 Scale (see :mod:`kplane.core.registry.scale`),
+        in every version or in ``version`` only."""
         self._not_served_otherwise(group, plural, "scale", "a scale adapter")
-        self._scales[(group, plural)] = adapter
+        self._scales[(group, plural, version)] = adapter
         self.scheme.changed()
 
     def add_subresource(self, group: str, plural: str, subresource: str, served: Served) -> None:
@@ -130,68 +139,83 @@ class Registry:
         """Forget everything serving ``plural.group``: its strategies (the resource's and its
         subresources'), scale adapter and plugins' serving objects, as when a
         CustomResourceDefinition goes or changes (its kind is then registered anew)."""
-        for table in (self._strategies, self._subresources):
+        for table in (self._strategies, self._subresources, self._scales):
             for key in [k for k in table if k[:2] == (group, plural)]:
                 del table[key]
-        self._scales.pop((group, plural), None)
         self.scheme.changed()
 
     def _not_served_otherwise(self, group: str, plural: str, subresource: str, way: str) -> None:
         """One way to serve each subresource: ValueError when another than ``way`` serves it."""
         ways = {
-            "a strategy": (group, plural, subresource) in self._strategies,
-            "a scale adapter": subresource == "scale" and (group, plural) in self._scales,
+            "a strategy": any(k[:3] == (group, plural, subresource) for k in self._strategies),
+            "a scale adapter": subresource == "scale" and any(k[:2] == (group, plural) for k in self._scales),
             "add_subresource": (group, plural, subresource) in self._subresources,
         }
         taken = [other for other, serves in ways.items() if serves and other != way]
         if taken:
             raise ValueError(f"{plural}/{subresource} is served by {taken[0]} already")
 
-    def subresources(self, group: str, plural: str) -> list[str]:
-        subs = {sub for g, p, sub in [*self._strategies, *self._subresources] if (g, p) == (group, plural) and sub}
-        if (group, plural) in self._scales:
+    def subresources(self, group: str, plural: str, version: str = "") -> list[str]:
+        """The subresources of ``plural.group`` served in ``version`` (""; in every version)."""
+        subs = {key[2] for key in self._strategies if key[:2] == (group, plural) and key[2] and key[3] in ("", version)}
+        subs |= {sub for g, p, sub in self._subresources if (g, p) == (group, plural) and sub}
+        if any(key[:2] == (group, plural) and key[2] in ("", version) for key in self._scales):
             subs.add("scale")
         return sorted(subs)
 
-    def rest(self, group: str, plural: str, subresource: str = "") -> Served | None:
-        """The object serving ``plural.group`` (or its ``subresource``); None when it is not served."""
+    def rest(self, group: str, plural: str, subresource: str = "", version: str = "") -> Served | None:
+        """The object serving ``plural.group`` (or its ``subresource``) in ``version`` ("": in
+        every version); None when it is not served."""
         unstored = self._subresources.get((group, plural, "")) if not subresource else None
         if unstored is not None:
             return unstored if self.scheme.get(group, plural) is not None else None
-        parent = self.store(group, plural)
+        parent = self.store(group, plural, version=version)
         if parent is None or not subresource:
             return parent
         own = self._subresources.get((group, plural, subresource))
         if own is not None:
             return own
-        adapter = self._scales.get((group, plural))
+        adapter = self._scales.get((group, plural, version)) or self._scales.get((group, plural, ""))
         if subresource == "scale" and adapter is not None:
             return ScaleREST(parent, adapter)
-        store = self.store(group, plural, subresource)
+        store = self.store(group, plural, subresource, version)
         return serving(store.strategy)(store) if store is not None else None
 
-    def endpoints(self, group: str, plural: str) -> dict[str, Endpoint]:
-        """The resource's own endpoint (key "") and each of its subresources', as served."""
+    def endpoints(self, group: str, plural: str, version: str = "") -> dict[str, Endpoint]:
+        """The resource's own endpoint (key "") and each of its subresources', as served in
+        ``version`` ("": in every version)."""
         found = {}
-        for sub in ["", *self.subresources(group, plural)]:
-            served = self.rest(group, plural, sub)
+        for sub in ["", *self.subresources(group, plural, version)]:
+            served = self.rest(group, plural, sub, version)
             if served is not None:
                 found[sub] = Endpoint.of(served)
         return found
 
-    def strategy(self, group: str, plural: str, subresource: str = "") -> Strategy | None:
-        found = self._strategies.get((group, plural, subresource))
-        return found if found is not None or subresource else Strategy()
+    def _version_of(self, group: str, plural: str, subresource: str, version: str) -> str | None:
+        """The version a strategy was registered for that serves ``version`` ("" for every
+        version); None when there is none."""
+        for key in (version, "") if version else ("",):
+            if (group, plural, subresource, key) in self._strategies:
+                return key
+        return None
 
-    def store(self, group: str, plural: str, subresource: str = "") -> Store | None:
+    def strategy(self, group: str, plural: str, subresource: str = "", version: str = "") -> Strategy | None:
+        """The behaviour of ``plural.group`` (or its ``subresource``) in ``version``; a resource
+        without one has the default Strategy, a subresource without one is not served (None)."""
+        found = self._version_of(group, plural, subresource, version)
+        if found is None:
+            return None if subresource else Strategy()
+        return self._strategies[(group, plural, subresource, found)]
+
+    def store(self, group: str, plural: str, subresource: str = "", version: str = "") -> Store | None:
         if self._generation != self.scheme.generation:
             self._stores.clear()
             self._generation = self.scheme.generation
-        key = (group, plural, subresource)
+        key = (group, plural, subresource, self._version_of(group, plural, subresource, version) or "")
         store = self._stores.get(key)
         if store is None:
             resource = self.scheme.get(group, plural)
-            strategy = self.strategy(group, plural, subresource)
+            strategy = self.strategy(group, plural, subresource, version)
             if resource is None or strategy is None:
                 return None
             store = self._stores[key] = Store(resource, strategy, self.storage, self.admission, subresource=subresource)

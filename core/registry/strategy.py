@@ -75,6 +75,9 @@ class Strategy:
     reset_fields: tuple[str, ...] | None = None
     #: A finished DELETE answers with the deleted object (as for Pods) instead of a Status.
     return_deleted_object: bool = False
+    #: Warning headers answering every request to the resource in the version this strategy is
+    #: registered for (a deprecated version's, see ``Registry.add_strategy(version=)``).
+    version_warnings: tuple[str, ...] = ()
     #: What ``kubectl get`` shows (see :mod:`kplane.core.registry.printing`).
     columns: Sequence[Column] = DEFAULT_COLUMNS
     #: The Kubernetes verbs clients may use on this resource or subresource, of those the object

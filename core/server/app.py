@@ -88,6 +88,7 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
         return web.Response(body=orjson.dumps(VERSION, option=orjson.OPT_INDENT_2), content_type="application/json")
 
     app.on_shutdown.append(endpoints.close_watches)
+    app.on_response_prepare.append(endpoints.version_warnings)
     # Paths kube-apiserver serves with and without a trailing slash (go-restful ignores one; its
     # mux registers /api/ and /apis/ too). The health endpoints and /openapi/v2, /openapi/v3 are exact there.
     app.router.add_get("/version", version)

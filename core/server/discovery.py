@@ -154,16 +154,16 @@ class Discovery:
         listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
-    def _endpoints(self, rt: ResourceType) -> list[tuple[str, Endpoint]]:
-        """The resource's own endpoint ("") and its subresources', as the registry declares them."""
-        return list(self.registry.endpoints(rt.group, rt.plural).items())
+    def _endpoints(self, rt: ResourceType, version: str) -> list[tuple[str, Endpoint]]:
+        """The resource's own endpoint ("") and its subresources' in ``version``, as the registry declares them."""
+        return list(self.registry.endpoints(rt.group, rt.plural, version).items())
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         """``APIResourceList``: a resource's entry carries its storage version's hash, a
         subresource's does not (kube-apiserver's subresource storages have no storage version)."""
         resources = []
         for rt in self.scheme.resources_in(group, version):
-            for sub, endpoint in self._endpoints(rt):
+            for sub, endpoint in self._endpoints(rt, version):
                 entry: dict[str, Any] = {
                     "name": f"{rt.plural}/{sub}" if sub else rt.plural,
                     "singularName": "" if sub else rt.singular,
@@ -203,7 +203,7 @@ class Discovery:
     def _aggregated_resource(self, rt: ResourceType, version: str) -> dict[str, Any]:
         """``APIResourceDiscovery`` (no storageVersionHash in the aggregated form)."""
         own = {"group": rt.group, "version": version, "kind": rt.kind}
-        endpoints = self._endpoints(rt)
+        endpoints = self._endpoints(rt, version)
         entry: dict[str, Any] = {
             "resource": rt.plural,
             "responseKind": own,

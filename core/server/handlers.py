@@ -60,6 +60,9 @@ _VERBS = {
 Handler = Callable[[web.Request, RequestInfo, ResourceType, Any], Awaitable[web.StreamResponse]]
 
 
+_VERSION_WARNINGS = web.RequestKey("version_warnings", tuple)
+
+
 class ResourceEndpoints:
     def __init__(self, scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
                  share_watch_encoding: bool = True) -> None:
@@ -80,6 +83,13 @@ class ResourceEndpoints:
             "get": self.get_own, "update": self.update_own, "patch": self.patch_own, "create": self.create_own,
         }
 
+    @staticmethod
+    async def version_warnings(request: web.Request, response: web.StreamResponse) -> None:
+        """The app's ``on_response_prepare``: the Warning headers of the version a request
+        asked for (a deprecated one's), on every answer, errors and streams included."""
+        for text in request.get(_VERSION_WARNINGS, ()):
+            response.headers.add("Warning", negotiation.warning_header(text))
+
     async def close_watches(self, app: web.Application | None = None) -> None:
         """End every open watch and connect stream, so a shutdown does not wait for their timeouts."""
         for task in list(self._watches):
@@ -92,9 +102,12 @@ class ResourceEndpoints:
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
             raise _not_found()
-        served = self.registry.rest(info.group, info.resource, info.subresource)
+        served = self.registry.rest(info.group, info.resource, info.subresource, info.version)
         if served is None or (info.subresource and not info.name):
             raise _not_found()
+        strategy = self.registry.strategy(info.group, info.resource, version=info.version)
+        if strategy is not None and strategy.version_warnings:
+            request[_VERSION_WARNINGS] = strategy.version_warnings
         method = request.method
         if method in rest.connect_methods(served):
             if rt.namespaced and not info.namespace:
@@ -138,7 +151,7 @@ class ResourceEndpoints:
         """How the client asked to see the objects when not as themselves: a Table (``kubectl
         get``) or PartialObjectMetadata (client-go's metadata client); else None."""
         if tables.wants_table(request):
-            strategy = self.registry.strategy(rt.group, rt.plural)
+            strategy = self.registry.strategy(rt.group, rt.plural, version=info.version)
             return tables.TableBuilder(rt, strategy.columns if strategy else (), info.version, tables.include_object(request))
         partial = partial_metadata.wanted(request)
         return partial_metadata.PartialMetadata(*partial, rt) if partial else None
@@ -258,7 +271,7 @@ class ResourceEndpoints:
 
     def _tracker(self, request: web.Request, ctx: RequestContext, rt: ResourceType, version: str) -> FieldTracker:
         """What records this write in managedFields, under the (sub)resource's strategy's rules."""
-        strategy = self.registry.strategy(rt.group, rt.plural, ctx.subresource)
+        strategy = self.registry.strategy(rt.group, rt.plural, ctx.subresource, ctx.version)
         assert strategy is not None  # the request's object is served, so it has one
         return FieldTracker(request, ctx, rt, strategy, version=version)
 
@@ -292,7 +305,7 @@ class ResourceEndpoints:
         count) is recorded in the parent's managedFields, in the storage version."""
         writer = cast(rest.Updater, served)  # the router routes a PUT or PATCH only to an Updater
         ctx = _context(request, info, opts)
-        parent = self.registry.strategy(rt.group, rt.plural)
+        parent = self.registry.strategy(rt.group, rt.plural, version=info.version)
         assert parent is not None  # a resource always has one
         tracker = FieldTracker(request, ctx, rt, parent, version=rt.storage_version)
         ctx.decode = lambda old, new: tracker.decode(rt, old, new, IGNORE)[0]

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.api import AGE, NAME, Registry, ScaleAdapter
+from kplane.api import FieldPath, Registry
+from kplane.plugins.apiextensions.customresource import deprecation
+from kplane.plugins.apiextensions.customresource.columns import columns
+from kplane.plugins.apiextensions.customresource.jsonpath import JSONPath, JSONPathError
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
+from kplane.plugins.apiextensions.customresource.scale import CustomResourceScale
 from kplane.plugins.apiextensions.schema.cel import RuleValidator
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 from kplane.plugins.apiextensions.customresource.strategy import (
-    CustomResourceStatusStrategy, CustomResourceStrategy, Definition, column,
+    Behaviour, CustomResourceStatusStrategy, CustomResourceStrategy, Definition, ScalePaths,
 )
 
 PLUGIN = "apiextensions"  # what the Scheme says registered a custom resource's kind
@@ -37,39 +41,73 @@ def resource_type(crd: dict[str, Any]) -> CustomResourceType:
 
 
 def definition(crd: dict[str, Any], rt: CustomResourceType) -> Definition:
-    versions = crd["spec"].get("versions") or []
-    storage = next(v for v in versions if v.get("storage"))
-    subresources = storage.get("subresources") or {}
-    printed = storage.get("additionalPrinterColumns") or []
-    columns = (NAME, *map(column, printed)) if printed else (NAME, AGE)
-    selectable = {"metadata.name": "metadata.name"}
-    if rt.namespaced:
-        selectable["metadata.namespace"] = "metadata.namespace"
-    for selectable_field in storage.get("selectableFields") or []:
-        path = (selectable_field.get("jsonPath") or "").lstrip(".")
-        selectable[path] = path
+    """What the CRD says of its resource in every version (the validators made once here)."""
     return Definition(schemas=dict(rt.schemas), validators={v: SchemaValidator(s) for v, s in rt.schemas.items()},
-                      rules={v: RuleValidator(s) for v, s in rt.schemas.items()}, status="status" in subresources, columns=columns,
-                      selectable_fields=selectable, storage_version=rt.storage_version)
+                      rules={v: RuleValidator(s) for v, s in rt.schemas.items()}, storage_version=rt.storage_version,
+                      plural=rt.plural, group=rt.group, terminating=terminating(crd))
+
+
+def terminating(crd: dict[str, Any]) -> bool:
+    """Being deleted: a deletionTimestamp, or the Terminating condition."""
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return bool(crd["metadata"].get("deletionTimestamp")) or any(
+        c.get("type") == "Terminating" and c.get("status") == "True" for c in conditions)
+
+
+def behaviour(spec: dict[str, Any], version: dict[str, Any], namespaced: bool) -> Behaviour:
+    """One CRD version's subresources, columns, selectable fields and deprecation warning."""
+    subresources = version.get("subresources") or {}
+    scale = subresources.get("scale")
+    return Behaviour(status="status" in subresources, scale=ScalePaths.of(scale) if scale is not None else None,
+                     columns=columns(version.get("additionalPrinterColumns") or ()),
+                     selectable_fields=selectable_fields(version.get("selectableFields") or (), namespaced),
+                     warnings=deprecation.warnings(spec, version))
+
+
+def selectable_fields(declared: Any, namespaced: bool) -> dict[str, FieldPath]:
+    """metadata.name (and metadata.namespace for a namespaced kind), then each declared field,
+    read with its JSONPath (its label is the path without the leading dot)."""
+    found: dict[str, FieldPath] = {"metadata.name": "metadata.name"}
+    if namespaced:
+        found["metadata.namespace"] = "metadata.namespace"
+    for field in declared:
+        path = field.get("jsonPath") or ""
+        try:
+            parsed = JSONPath.parse(path)
+        except JSONPathError:
+            continue  # the CRD's validation refuses such paths; one stored before is not selectable
+        found[path.lstrip(".")] = lambda obj, parsed=parsed: parsed.first(obj)[1]
+    return found
 
 
 def serve(registry: Registry, crd: dict[str, Any]) -> CustomResourceType:
-    """Serve ``crd``'s resource (again): the kind, its strategies, ``status`` and ``scale``."""
+    """Serve ``crd``'s resource (again): the kind, and per served version its strategies,
+    ``status`` and ``scale``. Each is registered for its version (so a version without
+    ``status`` does not serve it); the resource's, and a subresource every served version has,
+    for every version too (the storage version's: what writes made in code and readers that name
+    no version, such as OpenAPI, see)."""
     rt = resource_type(crd)
     unserve(registry, rt.group, rt.plural)
     registry.scheme.add_type(rt)
     found = definition(crd, rt)
-    registry.add_strategy(rt.group, rt.plural, CustomResourceStrategy(found))
-    if found.status:
-        registry.add_strategy(rt.group, rt.plural, CustomResourceStatusStrategy(found), subresource="status")
-    storage = next(v for v in crd["spec"]["versions"] if v.get("storage"))
-    scale = (storage.get("subresources") or {}).get("scale")
-    if scale is not None:
-        registry.add_scale(rt.group, rt.plural, ScaleAdapter(
-            spec_replicas=scale.get("specReplicasPath", "").lstrip("."),
-            status_replicas=scale.get("statusReplicasPath", "").lstrip("."),
-            selector=(scale.get("labelSelectorPath") or "").lstrip("."),
-        ))
+    versions = {v["name"]: behaviour(crd["spec"], v, rt.namespaced) for v in crd["spec"].get("versions") or []}
+    served = [name for name in versions if rt.serves(name)]
+    registry.add_strategy(rt.group, rt.plural, CustomResourceStrategy(found, versions[rt.storage_version]))
+    for name in served:
+        registry.add_strategy(rt.group, rt.plural, CustomResourceStrategy(found, versions[name]), version=name)
+    storage = versions[rt.storage_version]
+    with_status = [name for name in served if versions[name].status]
+    for name in with_status:
+        registry.add_strategy(rt.group, rt.plural, CustomResourceStatusStrategy(found, versions[name]),
+                              subresource="status", version=name)
+    if with_status and len(with_status) == len(served):
+        every = storage if storage.status else versions[with_status[0]]
+        registry.add_strategy(rt.group, rt.plural, CustomResourceStatusStrategy(found, every), subresource="status")
+    scales = {name: paths for name in served if (paths := versions[name].scale) is not None}
+    for name, paths in scales.items():
+        registry.add_scale(rt.group, rt.plural, CustomResourceScale.of(paths), version=name)
+    if scales and len(scales) == len(served):
+        registry.add_scale(rt.group, rt.plural, CustomResourceScale.of(storage.scale or next(iter(scales.values()))))
     return rt
 
 

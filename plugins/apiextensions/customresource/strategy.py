@@ -1,10 +1,19 @@
 """The behaviour of custom resources (apiextensions-apiserver's ``registry/customresource``).
 
 * Create sets ``metadata.generation`` to 1; an update bumps it when anything but ``metadata``
-  (and ``status``, when the status subresource is on) changed.
+  changed (``status`` too when the version has no status subresource).
 * With the status subresource, the main resource ignores ``status`` (a create drops it, an
-  update keeps the stored one) and ``/status`` changes nothing but ``status``.
+  update keeps the stored one) and ``/status`` changes nothing but ``status``: the rest of the
+  object, ``metadata`` included, stays as stored, but for the managedFields of the write.
+* A PUT must name the resourceVersion it replaces (``AllowUnconditionalUpdate`` is false).
+* With the scale subresource, the replica counts and the selector must have their types
+  (``ValidateScaleSpec``/``ValidateScaleStatus``), in Kubernetes' words.
+* While the CRD is terminating no object is created (403, as ``forbidCreateAdmission``).
 * Validation is the version's schema (:mod:`kplane.plugins.apiextensions.schema.validation`).
+
+A strategy serves one version of the CRD (its subresources, columns and selectable fields are
+the version's); the one registered for every version is the storage version's, for writes made
+in code.
 """
 
 from __future__ import annotations
@@ -13,70 +22,104 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from kplane.api import AGE, NAME, Column, FieldError, RequestContext, Strategy, dig
+from kplane.api import FieldError, RequestContext, Strategy, errors, invalid
+from kplane.plugins.apiextensions.customresource.columns import go_float
 from kplane.plugins.apiextensions.customresource.types import CustomResource
 from kplane.plugins.apiextensions.schema.cel import RuleValidator
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
+MAX_INT32 = 2**31 - 1
+TERMINATING = "create not allowed while custom resource definition is terminating"
+
+
 @dataclasses.dataclass(slots=True)
 class Definition:
-    """What a CRD says about its resource's behaviour, per version where the CRD says it per version."""
+    """What a CRD says of its resource in every version."""
 
     schemas: dict[str, dict[str, Any] | None]
     validators: dict[str, SchemaValidator]  # by version
     rules: dict[str, RuleValidator]  # by version
-    status: bool = False  # the status subresource is on
-    columns: tuple[Column, ...] = (NAME, AGE)
-    selectable_fields: Mapping[str, str] = dataclasses.field(default_factory=dict)
     storage_version: str = ""
+    plural: str = ""
+    group: str = ""
+    terminating: bool = False  # the CRD is being deleted
 
     def version(self, ctx: RequestContext) -> str:
         """The version a request's object was decoded in (the storage version for writes made in code)."""
         return ctx.version if ctx.version in self.validators else self.storage_version
 
 
-def _without(content: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: v for k, v in content.items() if k not in keys}
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScalePaths:
+    """A version's scale subresource: where the counts and the selector are (leading dot kept,
+    as Kubernetes names the field in its errors)."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str = ""
+
+    @classmethod
+    def of(cls, scale: Mapping[str, Any]) -> ScalePaths:
+        return cls(scale.get("specReplicasPath") or "", scale.get("statusReplicasPath") or "",
+                   scale.get("labelSelectorPath") or "")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Behaviour:
+    """What differs between a CRD's versions: subresources, columns, selectable fields."""
+
+    status: bool = False
+    scale: ScalePaths | None = None
+    columns: tuple[Any, ...] = ()
+    selectable_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # a deprecated version's
 
 
 class CustomResourceStrategy(Strategy):
-    def __init__(self, definition: Definition) -> None:
+    allow_unconditional_update = False
+
+    def __init__(self, definition: Definition, behaviour: Behaviour) -> None:
         self.definition = definition
-        self.columns = definition.columns
-        self.selectable_fields = definition.selectable_fields
-        self.reset_fields = ("status",) if definition.status else ()
+        self.behaviour = behaviour
+        self.columns = behaviour.columns
+        self.selectable_fields = behaviour.selectable_fields
+        self.version_warnings = behaviour.warnings
+        self.reset_fields = ("status",) if behaviour.status else ()
 
     def prepare_for_create(self, ctx: RequestContext, obj: CustomResource) -> None:
-        if self.definition.status:
+        if self.definition.terminating:
+            raise errors.forbidden_error(self.definition.plural, self.definition.group, obj.metadata.name or "", TERMINATING)
+        if self.behaviour.status:
             obj.content.pop("status", None)
         obj.metadata.generation = 1
 
     def prepare_for_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> None:
-        ignored: tuple[str, ...] = ()
-        if self.definition.status:
-            ignored = ("status",)
-            obj.content.pop("status", None)
+        if self.behaviour.status:
             if "status" in old.content:
                 obj.content["status"] = old.content["status"]
-        if _without(obj.content, *ignored) != _without(old.content, *ignored):
+            else:
+                obj.content.pop("status", None)
+        if obj.content != old.content:
             obj.metadata.generation = (old.metadata.generation or 0) + 1
 
     def validate(self, ctx: RequestContext, obj: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
         return (self.definition.validators[version].validate(obj.content)
+                + scale_errors(obj.content, self.behaviour.scale, spec=True)
                 + self.definition.rules[version].validate(obj.content, None))
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
         return (self.definition.validators[version].validate(obj.content)
+                + scale_errors(obj.content, self.behaviour.scale, spec=True)
                 + self.definition.rules[version].validate(obj.content, old.content))
 
 
 class CustomResourceStatusStrategy(CustomResourceStrategy):
     """``/status``: the object as stored, with the new ``status`` (and managedFields)."""
 
-    def __init__(self, definition: Definition) -> None:
-        super().__init__(definition)
+    def __init__(self, definition: Definition, behaviour: Behaviour) -> None:
+        super().__init__(definition, behaviour)
         self.reset_fields = ("spec", "metadata")
 
     def prepare_for_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> None:
@@ -88,10 +131,78 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
             obj.content["status"] = status
         obj.metadata = dataclasses.replace(old.metadata, managed_fields=managed)
 
+    def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
+        version = self.definition.version(ctx)
+        return (self.definition.validators[version].validate(obj.content)
+                + scale_errors(obj.content, self.behaviour.scale, spec=False)
+                + self.definition.rules[version].validate(obj.content, old.content))
 
-def column(definition: dict[str, Any]) -> Column:
-    """One ``additionalPrinterColumns`` entry as a table column (simple JSON paths)."""
-    path = (definition.get("jsonPath") or "").lstrip(".")
-    return Column(definition.get("name") or "", definition.get("type") or "string", lambda o: dig(o, path, None),
-                  description=definition.get("description") or "", priority=definition.get("priority") or 0,
-                  format=definition.get("format") or "")
+
+# -- the scale subresource's fields ---------------------------------------------------------------
+def scale_errors(content: Mapping[str, Any], scale: ScalePaths | None, *, spec: bool) -> list[FieldError]:
+    """``ValidateScaleSpec`` (when ``spec``) and ``ValidateScaleStatus``: the counts are
+    non-negative int32s, the selector a string, where they are set."""
+    if scale is None:
+        return []
+    found: list[FieldError] = []
+    for path in (scale.spec_replicas, scale.status_replicas) if spec else (scale.status_replicas,):
+        try:
+            replicas = nested(content, path, int)
+        except TypeError as err:
+            found.append(invalid(path, 0, str(err)))
+            continue
+        if replicas is not None and replicas < 0:
+            found.append(invalid(path, replicas, "should be a non-negative integer"))
+        elif replicas is not None and replicas > MAX_INT32:
+            found.append(invalid(path, replicas, f"should be less than or equal to {MAX_INT32}"))
+    if scale.label_selector:
+        try:
+            nested(content, scale.label_selector, str)
+        except TypeError as err:
+            found.append(invalid(scale.label_selector, "", str(err)))
+    return found
+
+
+def nested(content: Mapping[str, Any], path: str, kind: type) -> Any:
+    """The value at ``path`` (``.spec.replicas``, read in an object without apiVersion, kind
+    and metadata), None when absent; TypeError worded as unstructured's ``NestedInt64`` /
+    ``NestedString`` when it, or a map on the way, has another type."""
+    parts = path.lstrip(".").split(".")
+    value: Any = content
+    for index, part in enumerate(parts):
+        if not isinstance(value, dict):
+            shown = "." + ".".join(parts[:index])
+            raise TypeError(f"{shown} accessor error: {go_value(value)} is of the type {go_type(value)}, "
+                            "expected map[string]interface{}")
+        if part not in value:
+            return None
+        value = value[part]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)) or kind is str and not isinstance(value, str):
+        expected = "int64" if kind is int else "string"
+        raise TypeError(f".{'.'.join(parts)} accessor error: {go_value(value)} is of the type {go_type(value)}, expected {expected}")
+    return value
+
+
+def go_type(value: Any) -> str:
+    """Go's ``%T`` of a JSON value as unstructured holds it."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    return {int: "int64", float: "float64", str: "string", dict: "map[string]interface {}",
+            list: "[]interface {}"}.get(type(value), type(value).__name__)
+
+
+def go_value(value: Any) -> str:
+    """Go's ``%v`` of a JSON value as unstructured holds it."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(map(go_value, value)) + "]"
+    return str(value)
