@@ -79,11 +79,9 @@ def upper_camel(key: str) -> str:
 class Prop:
     """One property of an object schema, as Python sees it."""
 
-    key: str  # on the wire
     attr: str  # in Python
     hint: str  # its type hint in the internal dataclass
     field: str  # its marshmallow field, as source
-    required: bool
 
 
 @dataclass
@@ -135,7 +133,7 @@ class Walker:
             where = f"{path}.{key}" if path else key
             hint, source = self.type_of(name + upper_camel(key), sub, attrs + (attr,), where, reachable)
             data_key = "" if camel_case(attr) == key else f"data_key={key!r}, "
-            made.props.append(Prop(key, attr, hint, self.with_meta(source, sub, data_key), key in required))
+            made.props.append(Prop(attr, hint, self.with_meta(source, sub, data_key)))
             if key in required and reachable:
                 self.checks.append(Check(attrs + (attr,), where, "required", None))
         return made
@@ -262,10 +260,6 @@ class FromCRD:
     def status_subresource(self) -> bool:
         [v] = [v for v in self.spec["versions"] if v["name"] == self.storage.name]
         return "status" in (v.get("subresources") or {})
-
-    @property
-    def has_status(self) -> bool:
-        return "status" in (self.storage.schema.get("properties") or {})
 
     def columns(self) -> list[dict[str, Any]]:
         return self.columns_of(self.crd, self.storage.name)
