@@ -41,15 +41,15 @@ def deployment(name: str, replicas: int = 3) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.core.cli", "serve"), secure: bool = False,
-           ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+           python: str | Path = sys.executable) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
     full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
     a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same.
     Plain HTTP (``--http``) unless ``secure``: HTTPS, as ``kplane serve`` runs by default, reached
-    through ``data/kubeconfig``."""
+    through ``data/kubeconfig``. ``python`` runs it (another environment's, to serve plugins installed there)."""
     port = free_port()
     plain = [] if secure else ["--http"]
-    process = subprocess.Popen([sys.executable, *program, "--port", str(port), "--data-dir", str(data), *plain, *args],
+    process = subprocess.Popen([str(python), *program, "--port", str(port), "--data-dir", str(data), *plain, *args],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from kplane.core import scaffold_crd
 from kplane.core.meta.validation import is_dns1123_label, is_dns1123_subdomain
+from kplane.core.scaffold_crd import CRDError, FromCRD
 
 PACKAGE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 KIND_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -100,8 +102,9 @@ def pluralize(kind: str) -> str:
     return word + "s"
 
 
-def render(plugin: NewPlugin) -> dict[str, str]:
-    """Every file of the package, by path relative to its folder."""
+def render(plugin: NewPlugin, model: FromCRD | None = None) -> dict[str, str]:
+    """Every file of the package, by path relative to its folder; with ``model``, the types,
+    versions, strategy, hooks and tests are the CRD's (:mod:`kplane.core.scaffold_crd`)."""
     values = {
         "name": plugin.name,
         "distribution": plugin.distribution,
@@ -124,14 +127,24 @@ def render(plugin: NewPlugin) -> dict[str, str]:
         f"{package}/strategy.py": STRATEGY,
         f"tests/test_{package}.py": TEST,
     }
-    return {path: Template(text).substitute(values) for path, text in templates.items()}
+    files = {path: Template(text).substitute(values) for path, text in templates.items()}
+    if model is not None:
+        del files[f"{package}/{plugin.version}.py"]
+        files.update({
+            f"{package}/types.py": scaffold_crd.types_module(model),
+            **{f"{package}/{v.name}.py": scaffold_crd.schema_module(model, v) for v in model.versions},
+            f"{package}/strategy.py": scaffold_crd.strategy_module(model, package),
+            f"{package}/plugin.py": scaffold_crd.plugin_module(model, package),
+            f"tests/test_{package}.py": scaffold_crd.tests_module(model, package),
+        })
+    return files
 
 
-def generate(plugin: NewPlugin) -> list[Path]:
+def generate(plugin: NewPlugin, model: FromCRD | None = None) -> list[Path]:
     """Check the arguments, then write the package; returns the files written."""
     plugin.check()
     written = []
-    for path, text in render(plugin).items():
+    for path, text in render(plugin, model).items():
         target = plugin.target / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -142,20 +155,49 @@ def generate(plugin: NewPlugin) -> list[Path]:
 # -- the command ------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", metavar="NAME", help="the Python package (and plugin) name, e.g. widgets")
-    parser.add_argument("--group", required=True, help="the API group, a DNS subdomain such as widgets.example.com")
-    parser.add_argument("--kind", required=True, help="the kind, UpperCamelCase, such as Widget")
+    parser.add_argument("name", metavar="NAME", nargs="?", default=None,
+                        help="the Python package (and plugin) name, e.g. widgets (with --from-crd: the CRD's plural)")
+    parser.add_argument("--group", help="the API group, a DNS subdomain such as widgets.example.com (required without --from-crd)")
+    parser.add_argument("--kind", help="the kind, UpperCamelCase, such as Widget (required without --from-crd)")
+    parser.add_argument("--from-crd", type=Path, default=None, metavar="CRD.yaml",
+                        help="write a typed plugin from this CustomResourceDefinition: its names, scope, versions, "
+                             "schema, status subresource and printer columns")
     parser.add_argument("--version", default="v1alpha1", help="the one version served at first (default v1alpha1)")
     parser.add_argument("--plural", default="", help="the resource name (default: the kind, lower case, plural)")
     parser.add_argument("--cluster-scoped", action="store_true", help="objects belong to no namespace")
     parser.add_argument("--dir", type=Path, default=None, metavar="PATH", help="where to write it (default ./NAME)")
 
 
+def from_crd(args: argparse.Namespace) -> tuple[NewPlugin, FromCRD]:
+    """What ``--from-crd`` writes: the CRD's names (NAME, --dir still choose the package and folder)."""
+    given = [flag for flag, value in (("--group", args.group), ("--kind", args.kind), ("--plural", args.plural),
+                                      ("--cluster-scoped", args.cluster_scoped)) if value]
+    if given or args.version != "v1alpha1":
+        raise ScaffoldError(f"--from-crd takes the names and versions from the CRD; leave out {', '.join(given) or '--version'}")
+    try:
+        model = FromCRD.load(args.from_crd)
+    except CRDError as err:
+        raise ScaffoldError(str(err)) from None
+    spec = model.spec
+    plugin = NewPlugin(args.name or model.default_name(), spec["group"], model.kind, model.storage.name,
+                       spec["names"]["plural"], spec.get("scope", "Namespaced") == "Namespaced", args.dir)
+    return plugin, model
+
+
 def run(args: argparse.Namespace) -> int:
     """``kplane new-plugin``: 0 once written, 2 (nothing written) when the arguments are wrong."""
-    plugin = NewPlugin(args.name, args.group, args.kind, args.version, args.plural, not args.cluster_scoped, args.dir)
+    missing = [] if args.from_crd else [flag for flag, value in (("NAME", args.name), ("--group", args.group),
+                                                                 ("--kind", args.kind)) if not value]
+    if missing:
+        print(f"kplane new-plugin: error: the following arguments are required: {', '.join(missing)}", file=sys.stderr)
+        return 2
     try:
-        written = generate(plugin)
+        if args.from_crd:
+            plugin, model = from_crd(args)
+            written = generate(plugin, model)
+        else:
+            plugin = NewPlugin(args.name, args.group, args.kind, args.version, args.plural, not args.cluster_scoped, args.dir)
+            written = generate(plugin)
     except ScaffoldError as err:
         for problem in str(err).splitlines():
             print(f"kplane new-plugin: {problem}", file=sys.stderr)

@@ -167,6 +167,35 @@ def converged(served: Served, name: str, deployment_name: str, replicas: int) ->
     return probe
 
 
+def owned_deployment(served: Served, foo_name: str, deployment_name: str, foo_uid: str) -> dict:
+    """The Deployment the controller made for a Foo, checked: owned by it, built as the original builds it."""
+    deployment = wait_until(lambda: get(served, f"{DEPLOYMENTS}/{deployment_name}"), what=f"{foo_name}'s Deployment")
+    assert deployment["metadata"]["ownerReferences"] == [{
+        "apiVersion": API_VERSION, "kind": "Foo", "name": foo_name, "uid": foo_uid,
+        "controller": True, "blockOwnerDeletion": True,
+    }]
+    labels = {"app": "nginx", "controller": foo_name}
+    assert deployment["spec"]["selector"] == {"matchLabels": labels}
+    assert deployment["spec"]["template"]["metadata"]["labels"] == labels
+    assert [(c["name"], c["image"]) for c in deployment["spec"]["template"]["spec"]["containers"]] == [("nginx", "nginx:latest")]
+    assert any(m["manager"] == "sample-controller" and "subresource" not in m for m in deployment["metadata"]["managedFields"])
+    return deployment
+
+
+def example_foo_converges(served: Served, kubectl: Kubectl, manifest: Path = EXAMPLE_FOO) -> None:
+    """What the controller does with the original's example-foo.yaml, whatever serves Foo (this
+    module's plugin, or a CRD with the status subresource: tests/test_sample_controller_crd.py)."""
+    assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
+    example = wait_until(converged(served, "example-foo", "example-foo", 1), what="example-foo to converge")
+    owned_deployment(served, "example-foo", "example-foo", example["metadata"]["uid"])
+    # The status was written through /status, by the controller's field manager.
+    assert any(m["manager"] == "sample-controller" and m.get("subresource") == "status" for m in example["metadata"]["managedFields"])
+    synced = wait_until(lambda: events_about(served, "example-foo", "Synced"), what="a Synced event")
+    assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
+    assert synced[0]["source"] == {"component": "sample-controller"}
+    assert synced[0]["involvedObject"]["apiVersion"] == API_VERSION and synced[0]["involvedObject"]["uid"] == example["metadata"]["uid"]
+
+
 # -- the tests --------------------------------------------------------------------------------
 def test_the_package_passes_its_own_tests(installed: Installed) -> None:
     """``pytest`` of the environment on the package's tests (in the installed copy), as its author
@@ -182,25 +211,7 @@ def test_the_package_passes_its_own_tests(installed: Installed) -> None:
 
 def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_reports(
         served: Served, controller: SampleController, kubectl: Kubectl) -> None:
-    assert "created" in kubectl.run("apply", "-f", str(EXAMPLE_FOO)).stdout
-    example = wait_until(converged(served, "example-foo", "example-foo", 1), what="example-foo to converge")
-    deployment = get(served, f"{DEPLOYMENTS}/example-foo")
-    assert deployment is not None
-    assert deployment["metadata"]["ownerReferences"] == [{
-        "apiVersion": API_VERSION, "kind": "Foo", "name": "example-foo", "uid": example["metadata"]["uid"],
-        "controller": True, "blockOwnerDeletion": True,
-    }]
-    labels = {"app": "nginx", "controller": "example-foo"}
-    assert deployment["spec"]["selector"] == {"matchLabels": labels}
-    assert deployment["spec"]["template"]["metadata"]["labels"] == labels
-    assert [(c["name"], c["image"]) for c in deployment["spec"]["template"]["spec"]["containers"]] == [("nginx", "nginx:latest")]
-    assert any(m["manager"] == "sample-controller" and "subresource" not in m for m in deployment["metadata"]["managedFields"])
-    # The status was written through /status, by the controller's field manager.
-    assert any(m["manager"] == "sample-controller" and m.get("subresource") == "status" for m in example["metadata"]["managedFields"])
-    synced = wait_until(lambda: events_about(served, "example-foo", "Synced"), what="a Synced event")
-    assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
-    assert synced[0]["source"] == {"component": "sample-controller"}
-    assert synced[0]["involvedObject"]["apiVersion"] == API_VERSION and synced[0]["involvedObject"]["uid"] == example["metadata"]["uid"]
+    example_foo_converges(served, kubectl)
 
 
 def test_the_deployment_and_the_status_follow_spec_replicas(served: Served, controller: SampleController) -> None:
