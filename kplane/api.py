@@ -83,7 +83,7 @@ from kplane.core.meta.errors import (
 )
 from kplane.core.meta.validation import (
     FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_path_segment_name,
-    is_qualified_name, is_valid_label_value, validate_labels,
+    is_qualified_name, is_valid_label_value, validate_labels, validate_object_meta,
 )
 
 # -- selectors ------------------------------------------------------------------------------------

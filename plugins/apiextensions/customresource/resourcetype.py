@@ -27,7 +27,7 @@ from kplane.api import (
 from kplane.plugins.apiextensions.customresource.schemas import kind_schema
 from kplane.plugins.apiextensions.customresource.types import CustomResource
 from kplane.plugins.apiextensions.schema.defaulting import default, has_defaults
-from kplane.plugins.apiextensions.schema.pruning import prune
+from kplane.plugins.apiextensions.schema.pruning import MalformedMetadata, prune
 
 _META = shape_of(ObjectMetaSchema)
 _TYPE_META = ("apiVersion", "kind", "metadata")
@@ -75,7 +75,10 @@ class CustomResourceType(ResourceType):
             raise self._cannot_handle(version, "; ".join(map(str, loaded.errors)), loaded.errors)
         content = _copy({k: v for k, v in wire.items() if k not in _TYPE_META})
         unknown = [f"metadata.{p}" for p in loaded.unknown]
-        unknown += prune(content, self.schemas.get(version))
+        try:
+            unknown += prune(content, self.schemas.get(version))
+        except MalformedMetadata as err:
+            raise self._cannot_handle(version, str(err), [err.error]) from None
         strict = [*duplicates, *(f'unknown field "{p}"' for p in unknown)]
         if strict and field_validation == STRICT:
             raise self._cannot_handle(version, f"strict decoding error: {', '.join(strict)}")
@@ -93,12 +96,16 @@ class CustomResourceType(ResourceType):
             return wire
         out = _copy(wire)
         out["apiVersion"] = self.gvk(to_version).api_version
+        prune(out, self.schemas.get(to_version), from_storage=True)
         default(out, self.schemas.get(to_version))
         return out
 
     def internalize(self, wire: dict[str, Any], version: str) -> CustomResource:
         meta = wire_to_python(_META, wire.get("metadata") or {})
-        return CustomResource(build(ObjectMeta, meta), _copy({k: v for k, v in wire.items() if k not in _TYPE_META}))
+        content = _copy({k: v for k, v in wire.items() if k not in _TYPE_META})
+        if version in self.defaulted:  # as read from storage: stored before a default was added
+            default(content, self.schemas.get(version))
+        return CustomResource(build(ObjectMeta, meta), content)
 
 
 def _copy(value: Any) -> Any:
