@@ -94,7 +94,7 @@ class APIExtensions:
         for rt in self.registry.scheme.types():
             if rt.group == group and not isinstance(rt, CustomResourceType):
                 resources.update((rt.plural, rt.singular, *rt.short_names))
-                kinds.update((rt.kind, rt.list_kind()))
+                kinds.update((rt.kind, rt.list_kind))
         return resources, kinds
 
     def _deleted(self, crd: dict[str, Any]) -> None:

@@ -49,12 +49,19 @@ class FinalizerController:
         self.client = client
         self.instances = instances
         self.queue: WorkQueue[str] = WorkQueue()
-        crds.add_handlers(Handlers.for_any(self._enqueue))
+        crds.add_handlers(Handlers(on_add=self._enqueue, on_update=self._updated))
 
     def _enqueue(self, crd: dict[str, Any]) -> None:
         meta = crd["metadata"]
         if meta.get("deletionTimestamp") and CLEANUP_FINALIZER in (meta.get("finalizers") or []):
             self.queue.add(meta["name"])
+
+    def _updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Not when only the Terminating condition changed: that is this controller's own
+        write, and its failures come back through the queue (no hot loop)."""
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion") \
+                or _without_terminating(old) != _without_terminating(new):
+            self._enqueue(new)
 
     async def run(self) -> None:
         async with Workers(self.queue) as workers:
@@ -107,3 +114,10 @@ class FinalizerController:
         if remaining:
             log.info("%s waiting for %d items to be removed", crd["metadata"]["name"], remaining)
         return not remaining
+
+
+def _without_terminating(crd: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in crd["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+    status = dict(crd.get("status") or {})
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != TERMINATING]
+    return {**crd, "metadata": meta, "status": status}

@@ -1,0 +1,304 @@
+"""A CustomResourceDefinition's life over real HTTP: names accepted or in conflict as Kubernetes
+reports them, Established and served in discovery and OpenAPI within a second, changed versions,
+deletion through Terminating and the cleanup finalizer, the Local APIService of its group, and a
+restart of ``kplane serve`` that serves it again before it says it is ready."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.conftest import Client
+from tests.kubectl_cli import Kubectl
+from tests.servers import serving
+from tests.waiting import eventually, wait_until
+
+FIXTURES = Path(__file__).parent / "fixtures" / "crds"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+GROUP = "stable.example.com"
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                           "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+
+
+def version(name: str, *, served: bool = True, storage: bool = False) -> dict[str, Any]:
+    return {"name": name, "served": served, "storage": storage, "schema": {"openAPIV3Schema": SCHEMA}}
+
+
+def crd(plural: str, kind: str, *, group: str = GROUP, versions: list[dict[str, Any]] | None = None,
+        scope: str = "Namespaced", **names: Any) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": scope, "names": {"plural": plural, "kind": kind, **names},
+                     "versions": versions or [version("v1", storage=True)]}}
+
+
+def cr(kind: str, name: str, *, api_version: str = f"{GROUP}/v1", **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, **meta}, "spec": {"n": 1}}
+
+
+def conditions(obj: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    return {c["type"]: (c["status"], c["reason"], c["message"]) for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+async def condition_is(api: Client, name: str, kind: str, status: str, reason: str) -> dict[str, Any] | None:
+    reply = await api.get(f"{CRDS}/{name}")
+    if reply.status != 200:
+        return None
+    found = conditions(reply.body).get(kind)
+    return reply.body if found is not None and found[:2] == (status, reason) else None
+
+
+async def established(api: Client, name: str) -> dict[str, Any]:
+    return await eventually(lambda: condition_is(api, name, "Established", "True", "InitialNamesAccepted"),
+                            what=f"{name} Established")
+
+
+async def gone(api: Client, path: str) -> bool:
+    return (await api.get(path)).status == 404
+
+
+def resources(discovery: dict[str, Any]) -> list[str]:
+    return [r["name"] for r in discovery.get("resources") or []]
+
+
+async def served_everywhere(api: Client, group: str, version_: str, plural: str) -> bool:
+    """In /apis, /apis/<group>, /apis/<group>/<version>, aggregated discovery and OpenAPI v3."""
+    apis = (await api.get("/apis")).body
+    if not any(g["name"] == group and version_ in [v["version"] for v in g["versions"]] for g in apis["groups"]):
+        return False
+    if (await api.get(f"/apis/{group}")).status != 200:
+        return False
+    listed = await api.get(f"/apis/{group}/{version_}")
+    if listed.status != 200 or plural not in resources(listed.body):
+        return False
+    aggregated = (await api.get("/apis", headers={"Accept": AGGREGATED})).body
+    entry = next((g for g in aggregated["items"] if g["metadata"]["name"] == group), None)
+    if entry is None or not any(v["version"] == version_ and plural in [r["resource"] for r in v["resources"]]
+                                for v in entry["versions"]):
+        return False
+    index = (await api.get("/openapi/v3")).body
+    return f"apis/{group}/{version_}" in index["paths"]
+
+
+async def not_served_anywhere(api: Client, group: str, version_: str, plural: str) -> bool:
+    listed = await api.get(f"/apis/{group}/{version_}")
+    if listed.status == 200 and plural in resources(listed.body):
+        return False
+    aggregated = (await api.get("/apis", headers={"Accept": AGGREGATED})).body
+    entry = next((g for g in aggregated["items"] if g["metadata"]["name"] == group), None)
+    if entry is not None and any(v["version"] == version_ and plural in [r["resource"] for r in v["resources"]]
+                                 for v in entry["versions"]):
+        return False
+    return f"apis/{group}/{version_}" not in (await api.get("/openapi/v3")).body["paths"]
+
+
+async def test_a_crd_is_established_and_served_everywhere_within_a_second(api: Client) -> None:
+    began = time.monotonic()
+    reply = await api.post(CRDS, crd("widgets", "Widget", shortNames=["wd"], categories=["all"]))
+    assert reply.status == 201, reply
+    await eventually(lambda: served_everywhere(api, GROUP, "v1", "widgets"), timeout=1.0, every=0.01,
+                     what="widgets served in discovery and OpenAPI")
+    assert time.monotonic() - began < 1.0
+    body = await established(api, f"widgets.{GROUP}")
+    assert conditions(body) == {"NamesAccepted": ("True", "NoConflicts", "no conflicts found"),
+                                "Established": ("True", "InitialNamesAccepted", "the initial names have been accepted")}
+    assert body["status"]["acceptedNames"] == {"plural": "widgets", "singular": "widget", "shortNames": ["wd"],
+                                               "kind": "Widget", "listKind": "WidgetList", "categories": ["all"]}
+    assert body["status"]["storedVersions"] == ["v1"]
+    assert (await api.post(f"/apis/{GROUP}/v1/namespaces/default/widgets", cr("Widget", "w1"))).status == 201
+
+
+# A holds plural "as", singular "a", short name "aa", kind A (list AList); each other CRD wants one of them.
+CONFLICTS = {
+    "PluralConflict": crd("aa", "Pc", singular="pc"),
+    "SingularConflict": crd("scs", "Sc", singular="a"),
+    "ShortNamesConflict": crd("sns", "Sn", singular="sn", shortNames=["sn1", "as"]),
+    "KindConflict": crd("kcs", "A", singular="kc", listKind="KcList"),
+    "ListKindConflict": crd("lcs", "Lc", singular="lc", listKind="AList"),
+}
+MESSAGES = {"PluralConflict": '"aa" is already in use', "SingularConflict": '"a" is already in use',
+            "ShortNamesConflict": '"as" is already in use', "KindConflict": '"A" is already in use',
+            "ListKindConflict": '"AList" is already in use'}
+
+
+async def test_every_kind_of_name_conflict_is_reported_and_resolves_when_the_holder_goes(api: Client) -> None:
+    assert (await api.post(CRDS, crd("as", "A", singular="a", shortNames=["aa"]))).status == 201
+    await established(api, f"as.{GROUP}")
+    for body in CONFLICTS.values():
+        assert (await api.post(CRDS, body)).status == 201
+    for reason, body in CONFLICTS.items():
+        name = body["metadata"]["name"]
+        found = await eventually(lambda: condition_is(api, name, "NamesAccepted", "False", reason), what=f"{name} {reason}")
+        assert conditions(found)["NamesAccepted"] == ("False", reason, MESSAGES[reason])
+        assert conditions(found)["Established"] == ("False", "NotAccepted", "not all names are accepted")
+        plural = body["spec"]["names"]["plural"]
+        assert (await api.get(f"/apis/{GROUP}/v1/namespaces/default/{plural}")).status == 404
+    # The names that did not conflict are accepted all the same.
+    found = (await api.get(f"{CRDS}/scs.{GROUP}")).body
+    assert found["status"]["acceptedNames"] == {"plural": "scs", "kind": "Sc", "listKind": "ScList"}
+
+    assert (await api.delete(f"{CRDS}/as.{GROUP}")).status == 200
+    for body in CONFLICTS.values():
+        await established(api, body["metadata"]["name"])
+    found = (await api.get(f"{CRDS}/sns.{GROUP}")).body
+    assert found["status"]["acceptedNames"]["shortNames"] == ["sn1", "as"]
+    assert conditions(found)["NamesAccepted"] == ("True", "NoConflicts", "no conflicts found")
+
+
+async def test_a_conflicting_rename_keeps_the_accepted_names_served(api: Client) -> None:
+    assert (await api.post(CRDS, crd("bs", "B", shortNames=["bb"]))).status == 201
+    assert (await api.post(CRDS, crd("cs", "C"))).status == 201
+    await established(api, f"bs.{GROUP}")
+    current = (await established(api, f"cs.{GROUP}"))
+    current["spec"]["names"]["shortNames"] = ["bb", "cc"]
+    assert (await api.put(f"{CRDS}/cs.{GROUP}", current)).status == 200
+    found = await eventually(lambda: condition_is(api, f"cs.{GROUP}", "NamesAccepted", "False", "ShortNamesConflict"))
+    assert conditions(found)["NamesAccepted"][2] == '"bb" is already in use'
+    assert conditions(found)["Established"][0] == "True"
+    assert "shortNames" not in found["status"]["acceptedNames"]
+    assert (await api.post(f"/apis/{GROUP}/v1/namespaces/default/cs", cr("C", "c1"))).status == 201
+
+
+async def test_a_crd_cannot_take_the_names_of_a_plugins_kind(api: Client) -> None:
+    """coordination.k8s.io's Lease is a plugin's kind: a CRD for leases, or of kind Lease, is
+    never served and says which name is in use."""
+    annotations = {"api-approved.kubernetes.io": "https://github.com/kubernetes/kubernetes/pull/1"}
+    plural = crd("leases", "MyLease", group="coordination.k8s.io", singular="mylease")
+    kind = crd("mines", "Lease", group="coordination.k8s.io", singular="mine", listKind="MineList")
+    for body in (plural, kind):
+        body["metadata"]["annotations"] = annotations
+        assert (await api.post(CRDS, body)).status == 201, body
+    found = await eventually(lambda: condition_is(api, "leases.coordination.k8s.io", "NamesAccepted", "False", "PluralConflict"))
+    assert conditions(found)["NamesAccepted"][2] == '"leases" is already in use'
+    assert conditions(found)["Established"] == ("False", "NotAccepted", "not all names are accepted")
+    found = await eventually(lambda: condition_is(api, "mines.coordination.k8s.io", "NamesAccepted", "False", "KindConflict"))
+    assert conditions(found)["NamesAccepted"][2] == '"Lease" is already in use'
+    # The plugin's leases are served as before; mines never.
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {"holderIdentity": "me"}}
+    assert (await api.post("/apis/coordination.k8s.io/v1/namespaces/default/leases", lease)).status == 201
+    assert (await api.get("/apis/coordination.k8s.io/v1/namespaces/default/mines")).status == 404
+    # Deleting them removes nothing of the plugin's.
+    for name in ("leases.coordination.k8s.io", "mines.coordination.k8s.io"):
+        assert (await api.delete(f"{CRDS}/{name}")).status == 200
+        await eventually(lambda: gone(api, f"{CRDS}/{name}"), what=f"{name} gone")
+    assert (await api.get("/apis/coordination.k8s.io/v1/namespaces/default/leases/l")).status == 200
+
+
+async def test_versions_added_unserved_and_the_storage_version_moved(api: Client) -> None:
+    assert (await api.post(CRDS, crd("gadgets", "Gadget"))).status == 201
+    current = await established(api, f"gadgets.{GROUP}")
+    assert (await api.post(f"/apis/{GROUP}/v1/namespaces/default/gadgets", cr("Gadget", "g1"))).status == 201
+
+    current["spec"]["versions"].append(version("v2"))
+    reply = await api.put(f"{CRDS}/gadgets.{GROUP}", current)
+    assert reply.status == 200, reply
+    began = time.monotonic()
+    await eventually(lambda: served_everywhere(api, GROUP, "v2", "gadgets"), timeout=1.0, every=0.01, what="v2 served")
+    assert time.monotonic() - began < 1.0
+    read = (await api.get(f"/apis/{GROUP}/v2/namespaces/default/gadgets/g1")).body
+    assert read["apiVersion"] == f"{GROUP}/v2" and read["spec"] == {"n": 1}
+
+    current = reply.body
+    current["spec"]["versions"] = [version("v1", served=False), version("v2", storage=True)]
+    reply = await api.put(f"{CRDS}/gadgets.{GROUP}", current)
+    assert reply.status == 200, reply
+    assert reply.body["status"]["storedVersions"] == ["v1", "v2"]
+    await eventually(lambda: not_served_anywhere(api, GROUP, "v1", "gadgets"), timeout=1.0, every=0.01, what="v1 unserved")
+    assert (await api.get(f"/apis/{GROUP}/v1/namespaces/default/gadgets/g1")).status == 404
+    assert (await api.get(f"/apis/{GROUP}/v2/namespaces/default/gadgets/g1")).status == 200
+    assert (await api.post(f"/apis/{GROUP}/v2/namespaces/default/gadgets",
+                           cr("Gadget", "g2", api_version=f"{GROUP}/v2"))).status == 201
+
+
+async def test_deletion_terminates_deletes_every_instance_and_waits_for_their_finalizers(api: Client) -> None:
+    assert (await api.post(CRDS, crd("gizmos", "Gizmo"))).status == 201
+    await established(api, f"gizmos.{GROUP}")
+    assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "other"}})).status == 201
+    path = f"/apis/{GROUP}/v1/namespaces/{{}}/gizmos"
+    for namespace, name in (("default", "a"), ("default", "b"), ("other", "c")):
+        assert (await api.post(path.format(namespace), cr("Gizmo", name))).status == 201
+    assert (await api.post(path.format("other"), cr("Gizmo", "held", finalizers=["example.com/hold"]))).status == 201
+
+    reply = await api.delete(f"{CRDS}/gizmos.{GROUP}")
+    assert reply.status == 200, reply
+    assert reply.body["metadata"]["deletionTimestamp"]
+    assert "customresourcecleanup.apiextensions.k8s.io" in reply.body["metadata"]["finalizers"]
+    assert conditions(reply.body)["Terminating"] == (
+        "True", "InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon")
+    found = await eventually(lambda: condition_is(api, f"gizmos.{GROUP}", "Terminating", "True", "InstanceDeletionCheck"),
+                             timeout=20, what="InstanceDeletionCheck")
+    assert conditions(found)["Terminating"][2] == "could not confirm zero CustomResources remaining: timed out waiting for the condition"
+    listed = (await api.get(f"/apis/{GROUP}/v1/gizmos")).body["items"]
+    assert [(i["metadata"]["name"], bool(i["metadata"].get("deletionTimestamp"))) for i in listed] == [("held", True)]
+    assert await served_everywhere(api, GROUP, "v1", "gizmos")  # served while Terminating
+
+    held = (await api.get(f"{path.format('other')}/held")).body
+    held["metadata"]["finalizers"] = []
+    assert (await api.put(f"{path.format('other')}/held", held)).status == 200
+    await eventually(lambda: gone(api, f"{CRDS}/gizmos.{GROUP}"), timeout=20, what="the CRD gone")
+    await eventually(lambda: not_served_anywhere(api, GROUP, "v1", "gizmos"), timeout=1.0, what="gizmos unserved")
+    assert (await api.get(f"/apis/{GROUP}/v1/gizmos")).status == 404
+
+
+async def test_the_finalizer_deletes_objects_no_version_serves_any_more(api: Client) -> None:
+    body = crd("relics", "Relic")
+    assert (await api.post(CRDS, body)).status == 201
+    current = await established(api, f"relics.{GROUP}")
+    assert (await api.post(f"/apis/{GROUP}/v1/namespaces/default/relics", cr("Relic", "r1"))).status == 201
+    current["spec"]["versions"][0]["served"] = False
+    assert (await api.put(f"{CRDS}/relics.{GROUP}", current)).status == 200
+    await eventually(lambda: gone(api, f"/apis/{GROUP}/v1/namespaces/default/relics/r1"), what="v1 unserved")
+    assert (await api.delete(f"{CRDS}/relics.{GROUP}")).status == 200
+    await eventually(lambda: gone(api, f"{CRDS}/relics.{GROUP}"), timeout=20, what="the CRD gone")
+    # Made again, the CRD finds nothing of the objects before.
+    assert (await api.post(CRDS, body)).status == 201
+    await established(api, f"relics.{GROUP}")
+    await eventually(lambda: served_everywhere(api, GROUP, "v1", "relics"))
+    assert (await api.get(f"/apis/{GROUP}/v1/relics")).body["items"] == []
+
+
+def test_kubectl_lists_the_local_apiservice_of_a_crd_group_while_it_exists(kubectl: Kubectl) -> None:
+    manifest = (FIXTURES / "crd.yaml").read_text()
+    kubectl.apply_file("apply", manifest)
+
+    def listed() -> str:
+        out = kubectl.run("get", "apiservices").stdout
+        return out if "v1alpha1.samplecontroller.k8s.io" in out else ""
+
+    row = next(line for line in wait_until(listed).splitlines() if line.startswith("v1alpha1.samplecontroller.k8s.io"))
+    assert row.split()[1:3] == ["Local", "True"]
+    kubectl.run("delete", "crd", "foos.samplecontroller.k8s.io")
+    wait_until(lambda: "v1alpha1.samplecontroller.k8s.io" not in kubectl.run("get", "apiservices").stdout,
+               what="the APIService gone")
+
+
+def test_crds_and_their_objects_are_served_right_after_a_restart_says_ready(tmp_path: Path) -> None:
+    async def create(url: str) -> None:
+        async with aiohttp.ClientSession(base_url=url) as session:
+            api = Client(session)
+            for plural, kind in (("alphas", "Alpha"), ("betas", "Beta")):
+                assert (await api.post(CRDS, crd(plural, kind))).status == 201
+                await established(api, f"{plural}.{GROUP}")
+                await eventually(lambda: served_everywhere(api, GROUP, "v1", plural))
+                assert (await api.post(f"/apis/{GROUP}/v1/namespaces/default/{plural}", cr(kind, "one"))).status == 201
+
+    async def read(url: str) -> None:
+        async with aiohttp.ClientSession(base_url=url) as session:
+            api = Client(session)
+            for plural in ("alphas", "betas"):  # no waiting: ready means served
+                reply = await api.get(f"/apis/{GROUP}/v1/namespaces/default/{plural}/one")
+                assert reply.status == 200, reply
+                assert await served_everywhere(api, GROUP, "v1", plural)
+
+    with serving(tmp_path / "data", "--no-controllers") as served:
+        asyncio.run(create(served.url))
+    with serving(tmp_path / "data", "--no-controllers") as served:
+        asyncio.run(read(served.url))
+
+
