@@ -6,6 +6,7 @@ restart of ``kplane serve`` that serves it again before it says it is ready."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -302,3 +303,114 @@ def test_crds_and_their_objects_are_served_right_after_a_restart_says_ready(tmp_
         asyncio.run(read(served.url))
 
 
+
+
+# -- everything else a resource has, on custom resources ---------------------------------------------
+LISTED = {"type": "object", "properties": {
+    "spec": {"type": "object", "properties": {
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+        "n": {"type": "integer"}}}}}
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+async def ports_crd(api: Client) -> str:
+    body = crd("ports", "Port", versions=[{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": LISTED}}])
+    assert (await api.post(CRDS, body)).status == 201
+    await established(api, f"ports.{GROUP}")
+    await eventually(lambda: served_everywhere(api, GROUP, "v1", "ports"))
+    return f"/apis/{GROUP}/v1/namespaces/default/ports"
+
+
+async def test_custom_resources_list_and_watch_with_selectors_and_pages(api: Client) -> None:
+    path = await ports_crd(api)
+    for i in range(5):
+        body = cr("Port", f"p{i}", labels={"team": "a" if i % 2 == 0 else "b"})
+        assert (await api.post(path, body)).status == 201
+    listed = (await api.get(path, params={"labelSelector": "team=a"})).body
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["p0", "p2", "p4"]
+    names, token = [], ""
+    while True:
+        page = (await api.get(path, params={"limit": "2", **({"continue": token} if token else {})})).body
+        names += [i["metadata"]["name"] for i in page["items"]]
+        token = page["metadata"].get("continue", "")
+        assert len(page["items"]) <= 2
+        if not token:
+            break
+    assert names == ["p0", "p1", "p2", "p3", "p4"]
+
+    since = listed["metadata"]["resourceVersion"]
+    async with api.session.get(path, params={"watch": "1", "resourceVersion": since, "labelSelector": "team=b"},
+                               timeout=aiohttp.ClientTimeout(total=None, sock_read=10)) as stream:
+        assert (await api.post(path, cr("Port", "a9", labels={"team": "a"}))).status == 201
+        assert (await api.post(path, cr("Port", "b9", labels={"team": "b"}))).status == 201
+        event = json.loads(await asyncio.wait_for(stream.content.readline(), 10))
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "b9")
+
+
+async def test_custom_resources_take_json_merge_and_apply_patches_but_not_strategic_ones(api: Client) -> None:
+    path = await ports_crd(api)
+    body = cr("Port", "web") | {"spec": {"ports": [{"name": "http", "port": 80}]}}
+    assert (await api.post(path, body)).status == 201
+    reply = await api.patch(f"{path}/web", [{"op": "replace", "path": "/spec/n", "value": 2}], "application/json-patch+json")
+    assert reply.status == 200 and reply.body["spec"]["n"] == 2, reply
+    reply = await api.patch(f"{path}/web", {"metadata": {"labels": {"x": "y"}}}, "application/merge-patch+json")
+    assert reply.status == 200 and reply.body["metadata"]["labels"] == {"x": "y"}
+    applied = {"apiVersion": f"{GROUP}/v1", "kind": "Port", "metadata": {"name": "web"},
+               "spec": {"ports": [{"name": "https", "port": 443}]}}
+    reply = await api.patch(f"{path}/web", applied, "application/apply-patch+yaml", params={"fieldManager": "other"})
+    assert reply.status == 200, reply
+    assert reply.body["spec"]["ports"] == [{"name": "http", "port": 80}, {"name": "https", "port": 443}]  # merged by name
+    reply = await api.patch(f"{path}/web", {"spec": {"n": 3}}, "application/strategic-merge-patch+json")
+    assert reply.status == 415, reply
+    assert reply.body["reason"] == "UnsupportedMediaType"
+    assert reply.body["message"] == ("the body of the request was in an unknown format - accepted media types include: "
+                                     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+
+
+async def test_custom_resources_dry_run_tables_and_finalizers(api: Client) -> None:
+    path = await ports_crd(api)
+    reply = await api.post(path, cr("Port", "dry"), params={"dryRun": "All"})
+    assert reply.status == 201 and reply.body["metadata"]["name"] == "dry"
+    assert (await api.get(f"{path}/dry")).status == 404
+    assert (await api.post(path, cr("Port", "kept", finalizers=["example.com/keep"]))).status == 201
+    table = (await api.get(path, headers={"Accept": TABLE})).body
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
+    assert [r["cells"][0] for r in table["rows"]] == ["kept"]
+    reply = await api.delete(f"{path}/kept", params={"dryRun": "All"})
+    assert reply.status == 200 and not (await api.get(f"{path}/kept")).body["metadata"].get("deletionTimestamp")
+    assert (await api.delete(f"{path}/kept")).status == 200
+    held = (await api.get(f"{path}/kept")).body
+    assert held["metadata"]["deletionTimestamp"]
+    assert (await api.patch(f"{path}/kept", {"metadata": {"finalizers": None}})).status == 200
+    await eventually(lambda: gone(api, f"{path}/kept"), what="the finalized object gone")
+
+
+@pytest.mark.controllers
+async def test_custom_resources_are_garbage_collected_and_go_with_their_namespace(api: Client) -> None:
+    await ports_crd(api)
+    assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "team"}})).status == 201
+    path = f"/apis/{GROUP}/v1/namespaces/team/ports"
+
+    async def owner_and_dependents(name: str) -> None:
+        owner = (await api.post(path, cr("Port", name))).body
+        ref = {"apiVersion": f"{GROUP}/v1", "kind": "Port", "name": name, "uid": owner["metadata"]["uid"]}
+        assert (await api.post(path, cr("Port", f"{name}-owned", ownerReferences=[ref]))).status == 201
+        cm = {"metadata": {"name": f"{name}-cm", "ownerReferences": [ref]}, "data": {}}
+        assert (await api.post("/api/v1/namespaces/team/configmaps", cm)).status == 201
+        assert (await api.delete(f"{path}/{name}")).status == 200
+
+    # The collector finds new resources in its next discovery, every 30 s as kube's: once it
+    # collected the first custom resource it watches them.
+    await owner_and_dependents("first")
+    await eventually(lambda: gone(api, f"{path}/first-owned"), timeout=45, every=0.5, what="the first dependent collected")
+    await owner_and_dependents("owner")
+    await eventually(lambda: gone(api, f"{path}/owner-owned"), what="the owned custom resource collected")
+    await eventually(lambda: gone(api, "/api/v1/namespaces/team/configmaps/owner-cm"), what="the owned ConfigMap collected")
+
+    assert (await api.post(path, cr("Port", "left"))).status == 201
+    assert (await api.delete("/api/v1/namespaces/team")).status == 200
+    await eventually(lambda: gone(api, "/api/v1/namespaces/team"), timeout=30, what="the namespace gone")
+    assert (await api.get(f"/apis/{GROUP}/v1/ports")).body["items"] == []
