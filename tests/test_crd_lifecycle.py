@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -414,3 +416,29 @@ async def test_custom_resources_are_garbage_collected_and_go_with_their_namespac
     assert (await api.delete("/api/v1/namespaces/team")).status == 200
     await eventually(lambda: gone(api, "/api/v1/namespaces/team"), timeout=30, what="the namespace gone")
     assert (await api.get(f"/apis/{GROUP}/v1/ports")).body["items"] == []
+
+
+@pytest.mark.kplane(secure=True)
+def test_rbac_decides_on_custom_resources(kplane: Any, tmp_path: Path) -> None:
+    """A ServiceAccount is refused the custom resources until a Role grants them (real kubectl, HTTPS)."""
+    kplane.request("POST", CRDS, crd("ports", "Port"))
+    wait_until(lambda: kplane.server.scheme.resource(GROUP, "v1", "ports") is not None, what="ports served")
+    kplane.request("POST", f"/apis/{GROUP}/v1/namespaces/default/ports", cr("Port", "p1"))
+    env = {**os.environ, "KUBECONFIG": str(kplane.service_account_kubeconfig("robot")), "HOME": str(tmp_path),
+           "KUBECACHEDIR": str(tmp_path / "cache")}
+
+    def get() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["kubectl", "get", f"ports.{GROUP}", "p1", "-o", "name", "-v=6"],
+                              capture_output=True, text=True, env=env, timeout=30)
+
+    refused = get()
+    assert refused.returncode != 0 and "403 Forbidden" in refused.stderr, refused.stderr
+    assert f'ports.{GROUP} "p1" is forbidden: User "system:serviceaccount:default:robot" cannot get resource "ports"' \
+        in refused.stderr
+    kplane.request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", {
+        "metadata": {"name": "ports-reader"}, "rules": [{"apiGroups": [GROUP], "resources": ["ports"], "verbs": ["get", "list"]}]})
+    kplane.request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", {
+        "metadata": {"name": "robot-reads-ports"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "ports-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]})
+    allowed = wait_until(lambda: (done := get()).returncode == 0 and done, what="the Role in force")
+    assert allowed.stdout.strip() == f"port.{GROUP}/p1" and "200 OK" in allowed.stderr
