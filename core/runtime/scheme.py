@@ -208,6 +208,7 @@ class Scheme:
         self._off_by_default: set[GroupVersion] = set()
         self._runtime_config: dict[str, bool] = {}
         self.generation = 0  # bumped on every change, for caches of derived documents
+        self._listeners: list[Callable[[], None]] = []
 
     # -- registration (plugins call these from their hooks) ---------------------------------
     def add_kind(
@@ -400,6 +401,14 @@ class Scheme:
     def changed(self) -> None:
         """Note a change that derived documents (discovery, OpenAPI) must reflect."""
         self.generation += 1
+        for listener in list(self._listeners):
+            listener()
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` after every change, for what must follow kinds that come and go
+        while the server runs (it must not block: schedule the work). Returns its remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
 
 def _shape_mismatches(shape: Shape, internal: type, where: str) -> list[str]:

@@ -29,7 +29,7 @@ from kplane.core.meta import deleteoptions, errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
 from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
-from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH
+from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from kplane.core.registry import rest
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
@@ -43,6 +43,7 @@ from kplane.core.runtime.scheme import IGNORE, DecodeError, ResourceType, Scheme
 from kplane.core.runtime.schema import Shape, shape_of
 from kplane.core.server import connecting, listing, negotiation, params, partial_metadata, requestinfo, tables
 from kplane.core.server.decoding import Decoded
+from kplane.core.server.openapi import patch_types
 from kplane.core.server.ownership import FieldTracker
 from kplane.core.server.requestinfo import RequestInfo
 
@@ -239,7 +240,7 @@ class ResourceEndpoints:
         return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Patcher) -> web.Response:
-        content_type, decoded = await _read_patch(request)
+        content_type, decoded = await _read_patch(request, rt)
         document = decoded.value
         opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
         validation, force = opts.field_validation, opts.force
@@ -290,7 +291,7 @@ class ResourceEndpoints:
         return await self._write_own(request, info, rt, served, opts, updater)
 
     async def patch_own(self, request: web.Request, info: RequestInfo, rt: ResourceType, served: rest.Served) -> web.Response:
-        content_type, decoded = await _read_patch(request)
+        content_type, decoded = await _read_patch(request, rt)
         opts = params.write_options(request.query, params.PATCH_OPTIONS, apply=content_type == APPLY_PATCH)
         shape = shape_of(served.schema) if served.schema is not None else rt.versions[rt.storage_version].shape
 
@@ -471,10 +472,12 @@ def _check_type_meta(body: Any, rt: ResourceType, version: str) -> None:
         raise errors.bad_request(f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: metadata must be an object')
 
 
-async def _read_patch(request: web.Request) -> tuple[str, negotiation.Decoded]:
+async def _read_patch(request: web.Request, rt: ResourceType) -> tuple[str, negotiation.Decoded]:
+    """The patch's format, one ``rt`` takes (a custom resource no strategic merge patch), and body."""
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
-    if content_type not in PATCH_TYPES:
-        raise errors.unsupported_media_type(content_type, list(PATCH_TYPES))
+    accepted = patch_types(rt)
+    if content_type not in accepted:
+        raise errors.unsupported_media_type(content_type, accepted)
     decoded = await negotiation.read_decoded(request, content_type)
     record_request_object(request, decoded.value, patch=True)  # kube's audit logs the patch as sent
     return content_type, decoded

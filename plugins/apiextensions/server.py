@@ -10,6 +10,10 @@ storage each serves what the others created. A CRD's resource is served once it 
 ``Established``; it stays served while it is ``Terminating`` (new objects are refused then) and
 goes with the CRD. Start waits until the CRDs are listed and served, so a server that restarts
 reports ready only once it serves every CRD stored before.
+
+The names a plugin's kinds serve are taken for the naming controller (a CRD cannot shadow them),
+and the finalizer deletes a CRD's objects through this server's Store of the CRD's own kind
+(:class:`StoredInstances`), never a plugin's.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ import logging
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from kplane.api import ConflictError, Handlers, Registry, RESTClient, SharedInformerFactory, wait_synced
+from kplane.api import (
+    ConflictError, DeleteOptions, Handlers, ListOptions, Registry, RequestContext, RESTClient, SharedInformerFactory,
+    Store, wait_synced,
+)
 from kplane.plugins.apiextensions.controllers.conditions import is_true
 from kplane.plugins.apiextensions.controllers.establishing import EstablishingController
 from kplane.plugins.apiextensions.controllers.finalizer import FinalizerController
 from kplane.plugins.apiextensions.controllers.naming import NamingController
 from kplane.plugins.apiextensions.customresource import install
+from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
 from kplane.plugins.apiextensions.types import ESTABLISHED, GROUP
 
 log = logging.getLogger(__name__)
@@ -40,8 +48,8 @@ class APIExtensions:
         self.crds = self.informers.informer(GROUP, "v1", RESOURCE)
         self.crds.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
                                         on_delete=self._deleted))
-        self.controllers = [NamingController(self.crds, client), EstablishingController(self.crds, client),
-                            FinalizerController(self.crds, client)]
+        self.controllers = [NamingController(self.crds, client, self._reserved), EstablishingController(self.crds, client),
+                            FinalizerController(self.crds, client, StoredInstances(registry))]
         self._served: dict[str, tuple[str, str, str]] = {}  # CRD name -> (group, plural, resourceVersion)
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -79,10 +87,46 @@ class APIExtensions:
             return
         self._served[name] = served
 
+    def _reserved(self, group: str) -> tuple[set[str], set[str]]:
+        """The resource names and kinds of ``group`` served by plugins' kinds."""
+        resources: set[str] = set()
+        kinds: set[str] = set()
+        for rt in self.registry.scheme.types():
+            if rt.group == group and not isinstance(rt, CustomResourceType):
+                resources.update((rt.plural, rt.singular, *rt.short_names))
+                kinds.update((rt.kind, rt.list_kind))
+        return resources, kinds
+
     def _deleted(self, crd: dict[str, Any]) -> None:
         served = self._served.pop(crd["metadata"]["name"], None)
         if served is not None:
             install.unserve(self.registry, served[0], served[1])
+
+
+class StoredInstances:
+    """A CRD's objects as this server stores them (kube's finalizer goes to storage, too): every
+    version, served or not, read and deleted in the storage version."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def _store(self, crd: dict[str, Any]) -> tuple[Store, RequestContext] | None:
+        plural = ((crd.get("status") or {}).get("acceptedNames") or {}).get("plural") or ""
+        rt = self.registry.scheme.get(crd["spec"]["group"], plural)
+        if not isinstance(rt, CustomResourceType) or rt.uid != crd["metadata"].get("uid"):
+            return None  # not served here (or another CRD's): nothing of it can be stored
+        store = self.registry.store(rt.group, rt.plural)
+        assert store is not None
+        return store, RequestContext(group=rt.group, version=rt.storage_version, resource=rt.plural)
+
+    async def delete_all(self, crd: dict[str, Any]) -> None:
+        found = self._store(crd)
+        if found is not None:
+            await found[0].delete_collection(found[1], ListOptions(), DeleteOptions())
+
+    async def count(self, crd: dict[str, Any]) -> int:
+        found = self._store(crd)
+        return 0 if found is None else len((await found[0].list(found[1], ListOptions())).items)
 
 
 _servers: WeakKeyDictionary[Registry, APIExtensions] = WeakKeyDictionary()

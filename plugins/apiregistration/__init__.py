@@ -71,8 +71,8 @@ def kplane_register_api_sources(sources: APISources, registry: Registry) -> None
 @hookimpl
 async def kplane_post_start(registry: Registry) -> None:
     """A Local APIService for every group/version served here (kube-aggregator's autoregister),
-    then proxying and the availability controller."""
-    await local.sync_local_api_services(registry)
+    kept while the server runs, then proxying and the availability controller."""
+    await local.start(registry)
     made = aggregation.of(registry)
     if made is not None:
         await made.start()
@@ -80,6 +80,7 @@ async def kplane_post_start(registry: Registry) -> None:
 
 @hookimpl
 async def kplane_shutdown(registry: Registry) -> None:
+    await local.stop(registry)
     made = aggregation.forget(registry)
     if made is not None:
         await made.stop()

@@ -6,12 +6,19 @@ served group/version gets its APIService created, or its spec put back when it d
 priorities, or a backend a user gave it: a group served here is served here again after a
 restart, as kube-aggregator's autoregister does), and automanaged Local ones for group/versions no
 longer served here are deleted. An APIService without the label is the user's and never touched.
+
+Groups that come and go while the server runs (those of CustomResourceDefinitions, as
+kube-aggregator's ``crdregistration`` controller keeps them) are followed by :class:`LocalSync`:
+every change of the scheme syncs again, several changes in a row once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from weakref import WeakKeyDictionary
 
 from kplane.api import APIError, DeleteOptions, ListOptions, ObjectMeta, Registry, RequestContext
 from kplane.plugins.apiregistration.apiservices import GROUP, is_local, priorities
@@ -70,6 +77,56 @@ async def sync_local_api_services(registry: Registry) -> None:
             except APIError as err:
                 if err.code != 404:
                     raise
+
+
+class LocalSync:
+    """The Local APIServices kept in step with the scheme from start to shutdown."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._remove: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        await sync_local_api_services(self.registry)
+        self._remove = self.registry.scheme.add_listener(self._changed)
+
+    def _changed(self) -> None:
+        self._again = True
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="local-apiservices")
+
+    async def _run(self) -> None:
+        while self._again:
+            self._again = False
+            await asyncio.sleep(0)  # the rest of a change made of several steps first
+            try:
+                await sync_local_api_services(self.registry)
+            except APIError as err:
+                log.warning("could not sync the Local APIServices: %s", err)
+
+    async def stop(self) -> None:
+        if self._remove is not None:
+            self._remove()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+_syncs: WeakKeyDictionary[Registry, LocalSync] = WeakKeyDictionary()
+
+
+async def start(registry: Registry) -> None:
+    syncing = _syncs[registry] = LocalSync(registry)
+    await syncing.start()
+
+
+async def stop(registry: Registry) -> None:
+    syncing = _syncs.pop(registry, None)
+    if syncing is not None:
+        await syncing.stop()
 
 
 def _named(ctx: RequestContext, name: str, subresource: str = "") -> RequestContext:

@@ -1,48 +1,72 @@
 """The ``customresourcecleanup.apiextensions.k8s.io`` finalizer (apiextensions-apiserver's
 ``CRDFinalizer``): a deleted CRD's custom resources are all deleted before the CRD goes.
 
-A CRD being deleted (``Terminating``: the first delete added the finalizer) gets
-``InstanceDeletionInProgress``; every object of it is deleted (in every namespace); once none is
-left the condition says ``InstanceDeletionCompleted`` and the finalizer is removed, so the
-CRD is gone and its endpoints with it. Objects that are still there (finalizers of their own)
-are looked for again every few seconds, with ``InstanceDeletionCheck`` saying what was found.
+A CRD being deleted (the first delete added the finalizer and said ``Terminating``,
+``InstanceDeletionPending``) gets ``InstanceDeletionInProgress``; if it was ever established
+every object of it is deleted, in every namespace and whatever version it is stored in, straight
+from storage as Kubernetes does (:class:`Instances`, given by the server: a client could reach
+only the versions still served). The controller then waits a while for them to be gone (objects
+with finalizers of their own stay until those are done): if some remain the condition says
+``InstanceDeletionCheck`` and the CRD is looked at again later; once none is left it says
+``InstanceDeletionCompleted``, the finalizer is removed and the CRD is gone, its endpoints with it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+import time
+from typing import Any, Protocol
 
 from kplane.api import ApiError, Handlers, Informer, RESTClient, WorkQueue, Workers
-from kplane.plugins.apiextensions.controllers.conditions import with_condition
-from kplane.plugins.apiextensions.types import CLEANUP_FINALIZER, GROUP, TERMINATING
+from kplane.plugins.apiextensions.controllers.conditions import is_true, with_condition
+from kplane.plugins.apiextensions.types import CLEANUP_FINALIZER, ESTABLISHED, GROUP, TERMINATING
 
 log = logging.getLogger(__name__)
 
 RESOURCE = "customresourcedefinitions"
-RECHECK_SECONDS = 5.0
+#: Stored where a CRD's objects would be, but a built-in kind's (their objects are never deleted).
+OVERLAPPING_BUILT_IN = {("apiregistration.k8s.io", "apiservices"), (GROUP, RESOURCE)}
 
 
-class InstancesRemain(Exception):
-    """Objects of the CRD are still there; looked for again later."""
+class Instances(Protocol):
+    """A CRD's objects in storage, wherever they are served from."""
+
+    async def delete_all(self, crd: dict[str, Any]) -> None:
+        """Delete every object of ``crd`` (those with finalizers are marked deleted)."""
+
+    async def count(self, crd: dict[str, Any]) -> int:
+        """How many objects of ``crd`` are still stored."""
 
 
 class FinalizerController:
-    def __init__(self, crds: Informer, client: RESTClient) -> None:
+    #: How long one sync waits for the objects to go (polling every ``POLL_SECONDS``), and when
+    #: it looks again after that.
+    WAIT_SECONDS, POLL_SECONDS, RECHECK_SECONDS = 5.0, 0.2, 2.0
+
+    def __init__(self, crds: Informer, client: RESTClient, instances: Instances) -> None:
         self.crds = crds
         self.client = client
+        self.instances = instances
         self.queue: WorkQueue[str] = WorkQueue()
-        crds.add_handlers(Handlers.for_any(self._enqueue))
+        crds.add_handlers(Handlers(on_add=self._enqueue, on_update=self._updated))
 
     def _enqueue(self, crd: dict[str, Any]) -> None:
         meta = crd["metadata"]
         if meta.get("deletionTimestamp") and CLEANUP_FINALIZER in (meta.get("finalizers") or []):
             self.queue.add(meta["name"])
 
+    def _updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Not when only the Terminating condition changed: that is this controller's own
+        write, and its failures come back through the queue (no hot loop)."""
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion") \
+                or _without_terminating(old) != _without_terminating(new):
+            self._enqueue(new)
+
     async def run(self) -> None:
         async with Workers(self.queue) as workers:
             await self.crds.synced.wait()
-            workers.start(1, self.sync, name="crd finalizer", retryable=(InstancesRemain,))
+            workers.start(5, self.sync, name="crd finalizer")
             await workers.wait()
 
     async def sync(self, name: str) -> None:
@@ -52,45 +76,48 @@ class FinalizerController:
         if CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
             return
         crds = self.client.resource(GROUP, "v1", RESOURCE)
-        crd = await crds.update_status(with_condition(crd, TERMINATING, "True", "InstanceDeletionInProgress",
-                                                      "CustomResource deletion is in progress"))
-        remaining = await self._delete_instances(crd)
-        if remaining:
-            await crds.update_status(with_condition(crd, TERMINATING, "True", "InstanceDeletionCheck",
-                                                    f"could not confirm zero CustomResources remaining: {remaining} found"))
-            self.queue.add_after(name, RECHECK_SECONDS)
-            return
-        crd = await crds.update_status(with_condition(crd, TERMINATING, "False", "InstanceDeletionCompleted",
-                                                      "removed all instances"))
-        crd["metadata"]["finalizers"] = [f for f in crd["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER]
         try:
+            crd = await crds.update_status(with_condition(crd, TERMINATING, "True", "InstanceDeletionInProgress",
+                                                          "CustomResource deletion is in progress"))
+        except ApiError as err:
+            if err.code in (404, 409):
+                return  # deleted or changed meanwhile: it comes again
+            raise
+        plural = ((crd.get("status") or {}).get("acceptedNames") or {}).get("plural") or crd["spec"]["names"]["plural"]
+        if (crd["spec"]["group"], plural) in OVERLAPPING_BUILT_IN:
+            crd = with_condition(crd, TERMINATING, "False", "OverlappingBuiltInResource",
+                                 "instances overlap with built-in resources in storage")
+        elif is_true(crd, ESTABLISHED):
+            if not await self._delete_instances(crd):
+                await crds.update_status(with_condition(
+                    crd, TERMINATING, "True", "InstanceDeletionCheck",
+                    "could not confirm zero CustomResources remaining: timed out waiting for the condition"))
+                self.queue.add_after(name, self.RECHECK_SECONDS)
+                return
+            crd = with_condition(crd, TERMINATING, "False", "InstanceDeletionCompleted", "removed all instances")
+        else:
+            crd = with_condition(crd, TERMINATING, "False", "NeverEstablished", "resource was never established")
+        try:
+            crd = await crds.update_status(crd)
+            crd["metadata"]["finalizers"] = [f for f in crd["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER]
             await crds.update(crd)
         except ApiError as err:
-            if err.code != 404:
+            if err.code not in (404, 409):
                 raise
 
-    async def _delete_instances(self, crd: dict[str, Any]) -> int:
-        """Delete every object of ``crd``; how many are still there after."""
-        accepted = (crd.get("status") or {}).get("acceptedNames") or {}
-        plural = accepted.get("plural")
-        version = next((v["name"] for v in crd["spec"].get("versions") or [] if v.get("served")), None)
-        if not plural or version is None:
-            return 0  # never served: nothing was stored
-        resource = self.client.resource(crd["spec"]["group"], version, plural)
-        try:
-            listed = await resource.list()
-        except ApiError as err:
-            if err.code == 404:
-                return 0
-            raise
-        for item in listed["items"]:
-            meta = item["metadata"]
-            namespaced = self.client.resource(crd["spec"]["group"], version, plural, meta.get("namespace"))
-            if meta.get("deletionTimestamp"):
-                continue
-            try:
-                await namespaced.delete(meta["name"])
-            except ApiError as err:
-                if err.code != 404:
-                    raise
-        return len((await resource.list())["items"])
+    async def _delete_instances(self, crd: dict[str, Any]) -> bool:
+        """Delete every object of ``crd``; whether none is left within ``WAIT_SECONDS``."""
+        await self.instances.delete_all(crd)
+        deadline = time.monotonic() + self.WAIT_SECONDS
+        while (remaining := await self.instances.count(crd)) and time.monotonic() < deadline:
+            await asyncio.sleep(self.POLL_SECONDS)
+        if remaining:
+            log.info("%s waiting for %d items to be removed", crd["metadata"]["name"], remaining)
+        return not remaining
+
+
+def _without_terminating(crd: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in crd["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+    status = dict(crd.get("status") or {})
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != TERMINATING]
+    return {**crd, "metadata": meta, "status": status}
