@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kplane.api import AGE, NAME, Registry, ScaleAdapter
+from kplane.plugins.apiextensions.customresource.conversion import WebhookConverter, Webhooks
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
 from kplane.plugins.apiextensions.schema.cel import RuleValidator
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
@@ -21,9 +22,13 @@ from kplane.plugins.apiextensions.customresource.strategy import (
 PLUGIN = "apiextensions"  # what the Scheme says registered a custom resource's kind
 
 
-def resource_type(crd: dict[str, Any]) -> CustomResourceType:
+def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
     spec, status = crd["spec"], crd.get("status") or {}
     names = status.get("acceptedNames") or {}
+    conversion = spec.get("conversion") or {}
+    webhook = None
+    if conversion.get("strategy") == "Webhook":
+        webhook = WebhookConverter(webhooks, spec["group"], names["kind"], conversion.get("webhook") or {})
     versions = spec.get("versions") or []
     storage = next(v["name"] for v in versions if v.get("storage"))
     schemas = {v["name"]: (v.get("schema") or {}).get("openAPIV3Schema") for v in versions}
@@ -33,6 +38,7 @@ def resource_type(crd: dict[str, Any]) -> CustomResourceType:
         singular=names.get("singular") or names["kind"].lower(), namespaced=spec.get("scope") == "Namespaced",
         schemas=schemas, served=served, storage_version=storage, short_names=names.get("shortNames") or (),
         categories=names.get("categories") or (), uid=crd["metadata"].get("uid", ""), plugin=PLUGIN,
+        stored_versions=status.get("storedVersions") or (), webhook=webhook,
     )
 
 
@@ -53,9 +59,10 @@ def definition(crd: dict[str, Any], rt: CustomResourceType) -> Definition:
                       selectable_fields=selectable, storage_version=rt.storage_version)
 
 
-def serve(registry: Registry, crd: dict[str, Any]) -> CustomResourceType:
-    """Serve ``crd``'s resource (again): the kind, its strategies, ``status`` and ``scale``."""
-    rt = resource_type(crd)
+def serve(registry: Registry, crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
+    """Serve ``crd``'s resource (again): the kind, its strategies, ``status`` and ``scale``;
+    ``webhooks`` is what its conversion webhook, if it has one, is called with."""
+    rt = resource_type(crd, webhooks)
     unserve(registry, rt.group, rt.plural)
     registry.scheme.add_type(rt)
     found = definition(crd, rt)
