@@ -10,20 +10,18 @@ import json
 import os
 import shutil
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 from aiohttp import web
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from kplane.core.server.discovery import storage_version_hash
 from kplane.core.serving.apiserver import APIServer
 from tests.certs import Issued, issue, new_ca
 from tests.conftest import Client
-from tests.kubectl_cli import Kubectl
-from tests.servers import serving
 
 GROUP = "conversion.example.com"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -389,3 +387,84 @@ async def test_missing_service_is_an_internal_error(api: Client, webhook: Conver
     reply = await api.get(f"{V2}/a")
     assert reply.status == 500, reply
     assert f'failed: service/{SERVICE_NAME} in "default" is not present' in reply.body["message"], reply
+
+
+# -- the storage version changes: storedVersions and migration --------------------------------------
+async def test_storage_version_migration(api: Client, webhook: ConversionWebhook, ca: Issued) -> None:
+    await install(api, crd(by_url(webhook, ca)))
+    for name in ("a", "b"):
+        assert (await api.post(V1, site(name, host=f"{name}.example", port=1))).status == 201
+
+    # v2 becomes the storage version: objects stored in v1 stay so, and storedVersions says it
+    await install(api, crd(by_url(webhook, ca), storage="v2"))
+    assert (await api.get(f"{CRDS}/{NAME}")).body["status"]["storedVersions"] == ["v1", "v2"]
+    wanted = storage_version_hash(GROUP, "v2", "WebSite")
+
+    async def storing_v2() -> bool:
+        resources = (await api.get(f"/apis/{GROUP}/v2")).body["resources"]
+        return any(r["name"] == "websites" and r.get("storageVersionHash") == wanted for r in resources)
+
+    await eventually(storing_v2)
+    assert (await api.post(V2, site("c", "v2", url="https://c.example:3"))).status == 201
+    webhook.reviews.clear()
+    listed = (await api.get(V2)).body["items"]  # in the storage version, yet a and b need converting
+    assert {i["metadata"]["name"]: i["spec"]["url"] for i in listed} == {
+        "a": "https://a.example:1", "b": "https://b.example:1", "c": "https://c.example:3"}
+    assert [len(r["request"]["objects"]) for r in webhook.reviews] == [2]
+
+    # migrate: rewrite every object (an empty patch stores it in the storage version), then
+    # drop v1 from storedVersions through the status subresource
+    for item in listed:
+        assert (await api.patch(f"{V2}/{item['metadata']['name']}", {})).status == 200
+    patched = await api.patch(f"{CRDS}/{NAME}/status", [{"op": "replace", "path": "/status/storedVersions", "value": ["v2"]}],
+                              content_type="application/json-patch+json")
+    assert patched.status == 200 and patched.body["status"]["storedVersions"] == ["v2"], patched
+
+    async def migrated() -> bool:
+        webhook.reviews.clear()
+        found = (await api.get(V2)).body["items"]
+        return len(found) == 3 and not webhook.reviews  # the stored bytes, as they are
+
+    await eventually(migrated)
+    assert (await api.get(f"{V1}/a")).body["spec"] == {"host": "a.example", "port": 1}
+
+
+# -- kubectl ---------------------------------------------------------------------------------------
+async def kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """The real kubectl, run without blocking the loop the webhook answers on."""
+    process = await asyncio.create_subprocess_exec("kubectl", *args, env=env, stdin=asyncio.subprocess.PIPE,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(stdin.encode() if stdin else None), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+async def test_kubectl_reads_and_writes_each_version(server: APIServer, api: Client, webhook: ConversionWebhook,
+                                                     ca: Issued, tmp_path: Path) -> None:
+    env = {**os.environ, "KUBECONFIG": str(server.kubeconfig_path), "KUBECACHEDIR": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    await install(api, crd(by_url(webhook, ca)))
+    v2, v1 = f"websites.v2.{GROUP}", f"websites.v1.{GROUP}"
+    manifest = json.dumps(site("web", "v2", url="https://web.example:8080"))
+    code, out, err = await kubectl(env, "apply", "-f", "-", stdin=manifest)
+    assert code == 0, err
+    code, out, err = await kubectl(env, "get", v1, "web", "-o", "json")
+    assert code == 0 and json.loads(out)["spec"] == {"host": "web.example", "port": 8080}, err
+    code, out, err = await kubectl(env, "patch", v2, "web", "--type=merge", "-p", '{"spec": {"url": "https://web.example:9090"}}')
+    assert code == 0, err
+    code, out, err = await kubectl(env, "get", v2, "-o", "json")
+    assert code == 0, err
+    assert [(i["apiVersion"], i["spec"]["url"]) for i in json.loads(out)["items"]] == [(f"{GROUP}/v2", "https://web.example:9090")]
+    code, out, err = await kubectl(env, "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=json.dumps(site("web", "v2", url="https://web.example:1")))
+    assert code == 0, err
+    code, out, err = await kubectl(env, "get", v2, "web", "-o", "jsonpath={.spec.url}")
+    assert (code, out) == (0, "https://web.example:1"), err
+    code, out, err = await kubectl(env, "get", v2)
+    assert code == 0 and "web" in out, err
+
+    await webhook.stop()
+    code, out, err = await kubectl(env, "get", v2, "web", "-o", "yaml")
+    assert code == 1
+    assert f"Error from server (InternalError): Internal error occurred: conversion webhook for {GROUP}/v1, Kind=WebSite failed" in err, err
+    code, out, err = await kubectl(env, "get", v1, "web", "-o", "jsonpath={.spec.port}")
+    assert (code, out) == (0, "1"), err
