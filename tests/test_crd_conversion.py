@@ -468,3 +468,16 @@ async def test_kubectl_reads_and_writes_each_version(server: APIServer, api: Cli
     assert f"Error from server (InternalError): Internal error occurred: conversion webhook for {GROUP}/v1, Kind=WebSite failed" in err, err
     code, out, err = await kubectl(env, "get", v1, "web", "-o", "jsonpath={.spec.port}")
     assert (code, out) == (0, "1"), err
+
+
+async def test_review_version_is_the_first_the_webhook_accepts(api: Client, webhook: ConversionWebhook, ca: Issued) -> None:
+    conversion = by_url(webhook, ca)
+    conversion["webhook"]["conversionReviewVersions"] = ["v2", "v1beta1", "v1"]
+    await install(api, crd(conversion))
+    assert (await api.post(V1, site("a", host="a.example", port=1))).status == 201
+    # a v1beta1 answer is not checked for its kind or uid, as Kubernetes never checked them
+    webhook.answer = lambda r: {"response": {"result": {"status": "Success"},
+                                             "convertedObjects": [to_v2(o) for o in r["request"]["objects"]]}}
+    got = await api.get(f"{V2}/a")
+    assert got.status == 200 and got.body["spec"]["url"] == "https://a.example:1", got
+    assert webhook.reviews[-1]["apiVersion"] == "apiextensions.k8s.io/v1beta1"

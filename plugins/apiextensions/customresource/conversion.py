@@ -101,9 +101,9 @@ class WebhookConverter:
             raise ConversionError(f"{failed} returned {len(converted)} objects, expected {len(sent)}")
         out = list(objects)
         single = len(objects) == 1
-        for index, (original, obj) in zip(todo, zip(sent, converted, strict=True), strict=True):
-            where = "invalid object at index 0" if single else f"invalid converted object at index {todo.index(index)}"
-            out[index] = self._checked(original, obj, api_version, f"{failed} returned {where}", single)
+        for position, (index, obj) in enumerate(zip(todo, converted, strict=True)):
+            where = "invalid object at index 0" if single else f"invalid converted object at index {position}"
+            out[index] = self._checked(objects[index], obj, api_version, f"{failed} returned {where}", single)
         return out
 
     # -- the request ---------------------------------------------------------------------------
