@@ -84,7 +84,7 @@ from kplane.core.meta.errors import (
 )
 from kplane.core.meta.validation import (
     FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_path_segment_name,
-    is_qualified_name, is_valid_label_value, validate_labels, validate_object_meta,
+    is_qualified_name, is_valid_label_value, validate_annotations, validate_labels, validate_object_meta,
 )
 
 # -- selectors ------------------------------------------------------------------------------------
@@ -100,6 +100,9 @@ from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
 from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
+from kplane.core.client.services import (
+    ServiceLookup, ServiceTarget, TLSContexts, UnreachableError, describe_error, service_target,
+)
 from kplane.core.client.tls import TLSClientConfig
 from kplane.core.client.workqueue import (
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, ShutDown, WorkQueue,

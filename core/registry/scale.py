@@ -10,7 +10,7 @@ The registry then serves ``deployments/scale`` with a :class:`ScaleREST` over th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kplane.core.meta import errors
@@ -132,7 +132,8 @@ class ScaleREST(Served):
             scaled["metadata"]["resourceVersion"] = resource_version or None
             return (ctx.decode or decode)(current, scaled)
 
-        stored, _ = await self.store.update(ctx, name, parent)
+        # The parent is read and written in the storage version, the one its replica paths name.
+        stored, _ = await self.store.update(replace(ctx, version=storage), name, parent)
         return self.adapter.scale_of(stored.obj), False
 
 

@@ -124,6 +124,17 @@ class Store(Served):
         """A new internal object from a stored value, the caller's to change."""
         return self.resource.internalize(StoredObject.from_kv(kv).obj, self.resource.storage_version)
 
+    async def _as_written_in(self, ctx: RequestContext, kv: st.KeyValue) -> tuple[dict[str, Any], str]:
+        """A stored object as the wire form an update starts from, and its version: in the
+        request's version when the kind converts asynchronously (a conversion webhook), so its
+        strategy compares the old and new objects in one version, as Kubernetes decodes the old
+        object into the request's version; else as stored."""
+        rt, wire = self.resource, StoredObject.from_kv(kv).obj
+        version = ctx.version if ctx.version in rt.versions else rt.storage_version
+        if rt.converts_async(version):
+            return (await rt.convert_many([wire], version))[0], version
+        return wire, rt.storage_version
+
     def matches(self, obj: dict[str, Any], labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> bool:
         if labels is not None and not labels.matches(obj["metadata"].get("labels")):
             return False
@@ -266,7 +277,7 @@ class Store(Served):
         ctx.warnings += self.strategy.warnings_on_create(ctx, obj)
         self.strategy.canonicalize(obj)
         await self.admission.validate(self._admission(Operation.CREATE, ctx, obj, None))
-        return self.resource.encode(obj, self.resource.storage_version)
+        return await self.resource.storage_form(obj)
 
     @storeerr.interpreting
     async def update(
@@ -305,8 +316,9 @@ class Store(Served):
     ) -> StoredObject | None:
         """One attempt; None when another writer won the race and the caller should retry."""
         rt = self.resource
-        old = self._internal(kv)
-        obj = await updater(self._internal(kv))
+        wire, version = await self._as_written_in(ctx, kv)
+        old = rt.internalize(wire, version)
+        obj = await updater(rt.internalize(wire, version))
         self._check_name(obj, name)
         self._check_namespace(ctx, obj)
         meta, old_meta = obj.metadata, old.metadata
@@ -335,7 +347,7 @@ class Store(Served):
         ctx.warnings += self.strategy.warnings_on_update(ctx, obj, old)
         self.strategy.canonicalize(obj)
         await self.admission.validate(self._admission(Operation.UPDATE, ctx, obj, old))
-        wire = rt.encode(obj, rt.storage_version)
+        wire = await rt.storage_form(obj)
         value = storage_bytes(wire)
         if value == kv.value and not kv.stale:  # a no-op keeps the resourceVersion (a stale one re-encrypts)
             return StoredObject.from_kv(kv)
@@ -378,7 +390,7 @@ class Store(Served):
                 continue
             if not graceful:
                 _mark_as_deleting(meta)
-            wire = self.resource.encode(obj, self.resource.storage_version)
+            wire = await self.resource.storage_form(obj)
             value = storage_bytes(wire)
             if value == kv.value and not kv.stale:
                 written, marked = kv, StoredObject.from_wire(wire, kv.mod_revision)

@@ -82,6 +82,12 @@ class ResourceType:
     a subclass registered with :meth:`Scheme.add_type` may implement them otherwise (custom
     resources keep their objects unstructured). ``versions`` still holds one schema per served
     version: server-side apply and OpenAPI read their shapes.
+
+    Three more are awaited where a conversion may ask another server (a CRD's conversion
+    webhook): :meth:`convert_many` on reads (when :meth:`converts_async` says so) and for the
+    stored object a write starts from, :meth:`storage_form` before a write is stored. Here they
+    are the synchronous methods; an internal object of such a kind is in the version it was
+    decoded in (the request's), as Kubernetes keeps an unstructured object.
     """
 
     group: str
@@ -161,6 +167,22 @@ class ResourceType:
         if target.from_internal is not None:
             data = target.from_internal(data)
         return self._typed(to_version, python_to_wire(target.shape, data))
+
+    # -- conversion that is awaited (a custom resource's conversion webhook) -------------------
+    def converts_async(self, version: str) -> bool:
+        """Whether objects read from storage reach ``version`` only through :meth:`convert_many`
+        (which may ask another server); the HTTP layer then awaits it before it encodes an
+        answer. False: :meth:`convert` converts each object as it is written."""
+        return False
+
+    async def convert_many(self, objects: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+        """Stored objects (each in the version its ``apiVersion`` names) in ``version``, all at
+        once: one conversion request for a whole list page or watch batch."""
+        return [self.convert(obj, self.storage_version, version) for obj in objects]
+
+    async def storage_form(self, obj: Any) -> dict[str, Any]:
+        """The storage version's wire form of an internal object a write is about to store."""
+        return self.encode(obj, self.storage_version)
 
     def internalize(self, wire: dict[str, Any], version: str) -> Any:
         """Internal object from stored, already valid wire data (no validation, no defaulting)."""

@@ -34,7 +34,7 @@ from kplane.core.registry import rest
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
 from kplane.core.registry.store import WatchEvent
-from kplane.core.registry.stored import StoredObject
+from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import protobuf
 from kplane.core.runtime.gojson import go_json_type, go_print
@@ -130,21 +130,27 @@ class ResourceEndpoints:
         view = self._view(request, info, rt)
         stored = await store.get(_context(request, info), info.name)
         if view is not None:
+            if view.objects:
+                stored, = await _ready(rt, [stored], info.version)
             return negotiation.json_response(200, view.object(stored), view.content_type)
-        return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
+        return negotiation.respond(request, 200, await _to_version(rt, stored, info.version))
 
     async def list_objects(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Lister) -> web.StreamResponse:
         view = self._view(request, info, rt)
         opts = params.list_options(request.query)
         async with self.lists.turn():
             page = await store.list(_context(request, info), opts)
-        items, rv, token = [stored.pack() for stored in page.items], page.resource_version, page.continue_
-        del page  # only the packed items are held while the answer is sent
+        found = page.items
+        converted = rt.converts_async(info.version) and (view is None or view.objects)
+        if converted:  # the page at once: one conversion request, as kube-apiserver converts a list
+            found = await _ready(rt, found, info.version)
+        items, rv, token = [stored.pack() for stored in found], page.resource_version, page.continue_
+        del page, found  # only the packed items are held while the answer is sent
         if view is not None:
             envelope, item = view.envelope(rv, token), view.item
             return await self.lists.send(request, 200, envelope, items,
                                          lambda packed: orjson.dumps(item(StoredObject.unpack(packed))), view.content_type)
-        item_json = _json_in(rt, info.version)
+        item_json = _json_in(rt, info.version, converted)
         return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), items,
                                      lambda packed: item_json(StoredObject.unpack(packed)))
 
@@ -191,6 +197,8 @@ class ResourceEndpoints:
                         await response.write(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
                     continue
                 last_rv = str(batch[-1].obj.revision)
+                if rt.converts_async(info.version) and (view is None or view.objects):
+                    batch = await _events_in(rt, batch, info.version)
                 await response.write(b"".join(self._event_line(rt, e, info.version, view) for e in batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
@@ -209,7 +217,7 @@ class ResourceEndpoints:
         key = (event.type, version) if view is None else (event.type, version, *view.memo_key)
         line = event.memo.get(key)
         if line is None:
-            obj = _to_version(rt, event.obj, version) if view is None else view.watch_object(event.obj)
+            obj = _object_in(rt, event.obj, version) if view is None else view.watch_object(event.obj)
             line = event.memo[key] = negotiation.encode_json({"type": event.type, "object": obj})
         return line
 
@@ -221,7 +229,7 @@ class ResourceEndpoints:
         tracker = self._tracker(request, ctx, rt, info.version)
         obj, warnings = tracker.decode(rt, None, body, opts.field_validation, duplicates)
         stored = await store.create(ctx, obj)
-        return negotiation.respond(request, 201, _to_version(rt, stored, info.version), warnings + ctx.warnings)
+        return negotiation.respond(request, 201, await _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def update(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Updater) -> web.Response:
         opts = params.write_options(request.query, params.UPDATE_OPTIONS)
@@ -237,7 +245,7 @@ class ResourceEndpoints:
             return obj
 
         stored, created = await store.update(ctx, info.name, updater)
-        return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
+        return negotiation.respond(request, 201 if created else 200, await _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     async def patch(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Patcher) -> web.Response:
         content_type, decoded = await _read_patch(request, rt)
@@ -268,7 +276,7 @@ class ResourceEndpoints:
             return obj
 
         stored, created = await store.update(ctx, info.name, updater, force_allow_create=content_type == APPLY_PATCH)
-        return negotiation.respond(request, 201 if created else 200, _to_version(rt, stored, info.version), warnings + ctx.warnings)
+        return negotiation.respond(request, 201 if created else 200, await _to_version(rt, stored, info.version), warnings + ctx.warnings)
 
     def _tracker(self, request: web.Request, ctx: RequestContext, rt: ResourceType, version: str) -> FieldTracker:
         """What records this write in managedFields, under the (sub)resource's strategy's rules."""
@@ -328,9 +336,9 @@ class ResourceEndpoints:
         if not gone:  # still there (finalizers to run, or a grace period): the object, as kube-apiserver answers
             # 202 only when orphanDependents=false asked for cascading, as kube-apiserver keeps it for old clients
             code = 202 if opts.orphan_dependents is False else 200
-            return negotiation.respond(request, code, _to_version(rt, stored, info.version))
+            return negotiation.respond(request, code, await _to_version(rt, stored, info.version))
         if isinstance(store, rest.Served) and store.returns_deleted:
-            return negotiation.respond(request, 200, _to_version(rt, stored, info.version))
+            return negotiation.respond(request, 200, await _to_version(rt, stored, info.version))
         return negotiation.respond(request, 200, _success(rt, stored))
 
     async def delete_collection(self, request: web.Request, info: RequestInfo, rt: ResourceType,
@@ -341,7 +349,9 @@ class ResourceEndpoints:
         ctx = _context(request, info, dry_run=bool(opts.dry_run))
         listed = await store.delete_collection(ctx, list_opts, opts)
         envelope = _list_envelope(rt, info.version, listed.resource_version, listed.continue_)
-        return await self.lists.send(request, 200, envelope, listed.items, _json_in(rt, info.version))
+        converted = rt.converts_async(info.version)
+        items = await _ready(rt, listed.items, info.version) if converted else listed.items
+        return await self.lists.send(request, 200, envelope, items, _json_in(rt, info.version, converted))
 
 
 #: A way of answering with the objects other than as themselves (see ``Handlers._view``).
@@ -376,7 +386,51 @@ def _not_found() -> errors.APIError:
     return errors.APIError(404, errors.StatusReason.NOT_FOUND, "the server could not find the requested resource", {})
 
 
-def _to_version(rt: ResourceType, stored: StoredObject | Any, version: str) -> dict[str, Any] | orjson.Fragment:
+async def _to_version(rt: ResourceType, stored: StoredObject | Any, version: str) -> dict[str, Any] | orjson.Fragment:
+    """An answer's object in ``version`` (see :func:`_object_in`), converted first when the
+    kind converts asynchronously."""
+    if isinstance(stored, StoredObject):
+        stored, = await _ready(rt, [stored], version)
+    return _object_in(rt, stored, version)
+
+
+async def _ready(rt: ResourceType, items: list[StoredObject], version: str) -> list[StoredObject]:
+    """``items`` as objects already in ``version`` when the kind converts asynchronously (a
+    conversion webhook): all in one conversion, each held as a StoredObject of that version, so
+    that whatever encodes them afterwards converts nothing. Else ``items`` as they are."""
+    if not items or not rt.converts_async(version):
+        return items
+    converted = await rt.convert_many([stored.obj for stored in items], version)
+    return [StoredObject(storage_bytes(obj), stored.revision) for obj, stored in zip(converted, items, strict=True)]
+
+
+async def _events_in(rt: ResourceType, batch: list[WatchEvent], version: str) -> list[WatchEvent]:
+    """A watch batch with its objects in ``version`` for a kind that converts asynchronously.
+
+    Each event's object is converted once per version however many watch it: the first watcher
+    to need it starts one conversion for all such events of its batch, kept on the shared
+    event's memo, and every other watcher awaits that. A failed conversion is forgotten, so a
+    watch started again later asks anew."""
+    pending = [event for event in batch if ("in", event.type, version) not in event.memo]
+    if pending:
+        task = asyncio.ensure_future(_ready(rt, [event.obj for event in pending], version))
+        for index, event in enumerate(pending):
+            event.memo[("in", event.type, version)] = (task, index)
+
+        def forget_if_failed(done: asyncio.Future[list[StoredObject]]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                for event in pending:
+                    event.memo.pop(("in", event.type, version), None)
+
+        task.add_done_callback(forget_if_failed)
+    out = []
+    for event in batch:
+        task, index = event.memo[("in", event.type, version)]
+        out.append(WatchEvent(event.type, (await asyncio.shield(task))[index], event.memo))
+    return out
+
+
+def _object_in(rt: ResourceType, stored: StoredObject | Any, version: str) -> dict[str, Any] | orjson.Fragment:
     """The object in ``version``: the stored bytes as they are when that is the storage version;
     an internal object (what a resource served without storage answers) encoded."""
     if not isinstance(stored, StoredObject):
@@ -392,9 +446,10 @@ def _list_envelope(rt: ResourceType, version: str, rv: str, token: str) -> dict[
             "metadata": listing.list_meta(rv, token), "items": []}
 
 
-def _json_in(rt: ResourceType, version: str) -> Callable[[StoredObject], bytes]:
-    """How to write one object of a list in ``version``: the stored bytes, or converted."""
-    if rt.reads_stored(version):
+def _json_in(rt: ResourceType, version: str, converted: bool = False) -> Callable[[StoredObject], bytes]:
+    """How to write one object of a list in ``version``: the stored bytes, or converted (the
+    bytes again when :func:`_ready` converted the objects)."""
+    if rt.reads_stored(version) or converted:
         return StoredObject.json
     return lambda stored: orjson.dumps(rt.convert(stored.obj, rt.storage_version, version))
 

@@ -38,6 +38,7 @@ class PartialMetadata:
         self.kind, self.version, self.rt = kind, version, rt
         self.content_type = f"application/json;as={kind};v={version};g=meta.k8s.io"
         self.memo_key = (OBJECT, version)
+        self.objects = False  # metadata only: nothing to convert between versions
 
     def object(self, stored: StoredObject) -> dict[str, Any]:
         """One object (a GET, a watch event)."""

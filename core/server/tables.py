@@ -42,6 +42,7 @@ class TableBuilder:
 
     def __init__(self, rt: ResourceType, columns: Sequence[Column], version: str, include: str) -> None:
         self.rt, self.columns, self.version, self.include = rt, columns, version, include
+        self.objects = include == "Object"  # rows carry whole objects, which must be in ``version``
 
     content_type = TABLE
 

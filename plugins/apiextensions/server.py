@@ -34,6 +34,7 @@ from kplane.plugins.apiextensions.controllers.finalizer import FinalizerControll
 from kplane.plugins.apiextensions.controllers.naming import NamingController
 from kplane.plugins.apiextensions.customresource import install
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
+from kplane.plugins.apiextensions.customresource.conversion import Webhooks
 from kplane.plugins.apiextensions.types import ESTABLISHED, GROUP
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ class APIExtensions:
         self.crds = self.informers.informer(GROUP, "v1", RESOURCE)
         self.crds.add_handlers(Handlers(on_add=self._changed, on_update=lambda old, new: self._changed(new),
                                         on_delete=self._deleted))
+        # Services, to reach conversion webhooks named by ``clientConfig.service``
+        self.services = self.informers.informer("", "v1", "services") if registry.scheme.resource("", "v1", "services") else None
+        self.webhooks = Webhooks(self.services)
         self.controllers = [NamingController(self.crds, client, self._reserved), EstablishingController(self.crds, client),
                             FinalizerController(self.crds, client, StoredInstances(registry))]
         self._served: dict[str, tuple[str, str, str]] = {}  # CRD name -> (group, plural, resourceVersion)
@@ -58,7 +62,7 @@ class APIExtensions:
         self._tasks = [asyncio.create_task(c.run(), name=f"crd:{type(c).__name__}") for c in self.controllers]
         try:
             async with asyncio.timeout(sync_timeout):
-                await wait_synced(self.crds)
+                await wait_synced(*(i for i in (self.crds, self.services) if i is not None))
         except TimeoutError:
             log.warning("CustomResourceDefinitions not listed within %ss; served once they are", sync_timeout)
 
@@ -69,6 +73,7 @@ class APIExtensions:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.informers.stop()
+        await self.webhooks.close()
 
     def _changed(self, crd: dict[str, Any]) -> None:
         name = crd["metadata"]["name"]
@@ -81,7 +86,7 @@ class APIExtensions:
             return
         self._deleted(crd)
         try:
-            install.serve(self.registry, crd)
+            install.serve(self.registry, crd, self.webhooks)
         except ConflictError as err:
             log.warning("CustomResourceDefinition %s is not served: %s", name, err)
             return

@@ -28,10 +28,11 @@ from typing import Any
 
 import aiohttp
 
-from kplane.api import ApiError, Handlers, ItemExponentialFailureRateLimiter, RESTClient, WorkQueue, Workers, clock
+from kplane.api import (
+    ApiError, Handlers, ItemExponentialFailureRateLimiter, RESTClient, UnreachableError, WorkQueue, Workers, clock, describe_error,
+)
 from kplane.plugins.apiregistration.aggregator import Aggregator
 from kplane.plugins.apiregistration.apiservices import AVAILABLE, GROUP, RESOURCE, VERSION, condition, group_version, is_local
-from kplane.plugins.apiregistration.backends import BackendError, describe_error
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class AvailabilityController:
             return
         try:
             self.aggregator.backends.backend(api_service)
-        except BackendError as err:  # nothing to probe until the Service changes
+        except UnreachableError as err:  # nothing to probe until the Service changes
             status = "Unknown" if err.reason == "ServiceAccessError" else "False"
             await self._record(api_service, status, err.reason, err.message)
             return

@@ -16,10 +16,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from kplane.api import AGGREGATED_DISCOVERY, Handlers, ListedVersion
+from kplane.api import AGGREGATED_DISCOVERY, Handlers, ListedVersion, UnreachableError, describe_error
 from kplane.plugins.apiregistration.aggregator import Aggregator
 from kplane.plugins.apiregistration.apiservices import GROUP, condition, group_version, priorities, priorities_of
-from kplane.plugins.apiregistration.backends import BackendError, describe_error
 
 # kube-aggregator lists its own group first ("It's good to be king"): above any priority an
 # APIService may have (at most 20000).
@@ -32,7 +31,7 @@ class DiscoveryMerge:
 
     def __init__(self, aggregator: Aggregator) -> None:
         self.aggregator = aggregator
-        self._cache: dict[Any, tuple[float, Any]] = {}  # key -> (fetched at, value or BackendError)
+        self._cache: dict[Any, tuple[float, Any]] = {}  # key -> (fetched at, value or UnreachableError)
         self._inflight: dict[Any, asyncio.Task[Any]] = {}
         for informer in (aggregator.api_services, aggregator.services):
             if informer is not None:
@@ -64,7 +63,7 @@ class DiscoveryMerge:
         return list(entries.values())
 
     async def _cached(self, key: Any, fetch: Callable[[], Awaitable[Any]]) -> Any:
-        """``fetch()``'s value (or BackendError), kept for the discovery TTL; concurrent askers
+        """``fetch()``'s value (or UnreachableError), kept for the discovery TTL; concurrent askers
         share one fetch."""
         hit = self._cache.get(key)
         if hit is not None and time.monotonic() - hit[0] < self.aggregator.settings.discovery_ttl:
@@ -74,10 +73,10 @@ class DiscoveryMerge:
             async def run() -> Any:
                 try:
                     value = await fetch()
-                except BackendError as err:
+                except UnreachableError as err:
                     value = err
                 except Exception as err:  # whatever a backend answers, discovery must go on
-                    value = BackendError("FailedDiscoveryCheck", describe_error(err))
+                    value = UnreachableError("FailedDiscoveryCheck", describe_error(err))
                 self._cache[key] = (time.monotonic(), value)
                 return value
 
@@ -95,7 +94,7 @@ class DiscoveryMerge:
             return {"version": version, "freshness": "Stale", "resources": []}
         try:
             base = self.aggregator.backends.backend(api_service).base
-        except BackendError:
+        except UnreachableError:
             return {"version": version, "freshness": "Stale", "resources": []}
 
         async def aggregated() -> Any:
@@ -116,7 +115,7 @@ class DiscoveryMerge:
         async def legacy() -> Any:
             status, _, body = await self.aggregator.fetch(api_service, f"/apis/{group}/{version}", "application/json")
             if status != 200 or not isinstance(body, dict):
-                raise BackendError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
+                raise UnreachableError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
             return body
 
         resource_list = await self._cached(("legacy", base, group, version), legacy)
@@ -129,13 +128,13 @@ class DiscoveryMerge:
         group, version = group_version(api_service)
         try:
             base = self.aggregator.backends.backend(api_service).base
-        except BackendError:
+        except UnreachableError:
             return None
 
         async def index() -> Any:
             status, _, body = await self.aggregator.fetch(api_service, "/openapi/v3", "application/json")
             if status != 200 or not isinstance(body, dict):
-                raise BackendError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
+                raise UnreachableError("FailedDiscoveryCheck", f"bad status from the backend: {status}")
             return body
 
         found = await self._cached(("openapi", base), index)

@@ -29,10 +29,9 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kplane.api import errors, user_of
+from kplane.api import UnreachableError, describe_error, errors, user_of
 from kplane.plugins.apiregistration.aggregator import Aggregator, identity_headers
 from kplane.plugins.apiregistration.apiservices import condition
-from kplane.plugins.apiregistration.backends import BackendError, describe_error
 
 REDIRECT_REFUSED = "the backend attempted to redirect this request, which is not permitted"
 
@@ -88,7 +87,7 @@ class ProxyFilter:
             raise errors.unavailable(f'the APIService "{name}" is not available: {why}')
         try:
             backend = self.aggregator.backends.backend(api_service)
-        except BackendError as err:
+        except UnreachableError as err:
             self.aggregator.on_backend_failure(name)
             raise errors.unavailable(f'the APIService "{name}" has no backend to send the request to: {err.message}') from None
         assert self.aggregator.session is not None

@@ -13,6 +13,7 @@ from typing import Any
 from kplane.api import FieldPath, Registry
 from kplane.plugins.apiextensions.customresource import deprecation
 from kplane.plugins.apiextensions.customresource.columns import columns
+from kplane.plugins.apiextensions.customresource.conversion import WebhookConverter, Webhooks
 from kplane.plugins.apiextensions.customresource.jsonpath import JSONPath, JSONPathError
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
 from kplane.plugins.apiextensions.customresource.scale import CustomResourceScale
@@ -25,9 +26,13 @@ from kplane.plugins.apiextensions.customresource.strategy import (
 PLUGIN = "apiextensions"  # what the Scheme says registered a custom resource's kind
 
 
-def resource_type(crd: dict[str, Any]) -> CustomResourceType:
+def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
     spec, status = crd["spec"], crd.get("status") or {}
     names = status.get("acceptedNames") or {}
+    conversion = spec.get("conversion") or {}
+    webhook = None
+    if conversion.get("strategy") == "Webhook":
+        webhook = WebhookConverter(webhooks, spec["group"], names["kind"], conversion.get("webhook") or {})
     versions = spec.get("versions") or []
     storage = next(v["name"] for v in versions if v.get("storage"))
     schemas = {v["name"]: (v.get("schema") or {}).get("openAPIV3Schema") for v in versions}
@@ -37,6 +42,7 @@ def resource_type(crd: dict[str, Any]) -> CustomResourceType:
         singular=names.get("singular") or names["kind"].lower(), namespaced=spec.get("scope") == "Namespaced",
         schemas=schemas, served=served, storage_version=storage, short_names=names.get("shortNames") or (),
         categories=names.get("categories") or (), uid=crd["metadata"].get("uid", ""), plugin=PLUGIN,
+        stored_versions=status.get("storedVersions") or (), webhook=webhook,
     )
 
 
@@ -80,13 +86,14 @@ def selectable_fields(declared: Any, namespaced: bool) -> dict[str, FieldPath]:
     return found
 
 
-def serve(registry: Registry, crd: dict[str, Any]) -> CustomResourceType:
+def serve(registry: Registry, crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
     """Serve ``crd``'s resource (again): the kind, and per served version its strategies,
     ``status`` and ``scale``. Each is registered for its version (so a version without
     ``status`` does not serve it); the resource's, and a subresource every served version has,
     for every version too (the storage version's: what writes made in code and readers that name
-    no version, such as OpenAPI, see)."""
-    rt = resource_type(crd)
+    no version, such as OpenAPI, see). ``webhooks`` is what its conversion webhook, if it has
+    one, is called with."""
+    rt = resource_type(crd, webhooks)
     unserve(registry, rt.group, rt.plural)
     registry.scheme.add_type(rt)
     found = definition(crd, rt)

@@ -8,7 +8,19 @@ warnings or nothing) and defaulted. Validation against the schema is the strateg
 are a 422 listing every field. Reading defaults again in the version asked for, so objects stored
 before a default was added read with it.
 
-Conversion between versions is the ``None`` strategy's: only ``apiVersion`` changes.
+Conversion between versions is the CRD's ``spec.conversion``: with ``None`` only ``apiVersion``
+changes, here and synchronously; with ``Webhook`` a ConversionReview goes to the CRD's webhook
+(:mod:`~kplane.plugins.apiextensions.customresource.conversion`), awaited by the HTTP layer before
+it encodes an answer (:meth:`convert_many`: one review for a list page) and by the Store before
+it writes (:meth:`storage_form`). An object stays in the version it was decoded or read in
+(:attr:`CustomResource.version`), as Kubernetes keeps an unstructured object in its request's
+version: the strategy validates and compares old and new objects in that version. What the
+webhook answers is pruned to the target version's schema, as kube-apiserver coerces it, and
+defaulted on read like any object.
+
+Stored objects may be in any version the CRD's ``status.storedVersions`` names (the storage
+version changed while they were stored): stored bytes are answered as they are only while the
+storage version is the only one objects may be in.
 """
 
 from __future__ import annotations
@@ -21,9 +33,10 @@ from typing import Any
 import orjson
 
 from kplane.api import (
-    IGNORE, STRICT, WARN, ObjectMeta, ObjectMetaSchema, ResourceType, Version, build, load, python_to_wire,
+    IGNORE, STRICT, WARN, ObjectMeta, errors, ObjectMetaSchema, ResourceType, Version, build, load, python_to_wire,
     shape_of, unbuild, wire_to_python,
 )
+from kplane.plugins.apiextensions.customresource.conversion import ConversionError, WebhookConverter
 from kplane.plugins.apiextensions.customresource.schemas import kind_schema
 from kplane.plugins.apiextensions.customresource.types import CustomResource
 from kplane.plugins.apiextensions.schema.defaulting import default, has_defaults
@@ -42,11 +55,15 @@ class CustomResourceType(ResourceType):
     defaulted: frozenset[str] = frozenset()
     served: frozenset[str] = frozenset()  # the versions routed to; the others convert only
     uid: str = ""  # of the CRD it was made from, to tell a recreated CRD from the same one
+    #: ``status.storedVersions``: the versions objects may be stored in.
+    stored_versions: frozenset[str] = frozenset()
+    webhook: WebhookConverter | None = None  # the ``Webhook`` strategy's; None: ``None``
 
     @classmethod
     def of(cls, *, group: str, kind: str, plural: str, singular: str, namespaced: bool,
            schemas: dict[str, dict[str, Any] | None], served: frozenset[str], storage_version: str, short_names: Sequence[str] = (),
-           categories: Sequence[str] = (), uid: str = "", plugin: str = "") -> CustomResourceType:
+           categories: Sequence[str] = (), uid: str = "", plugin: str = "", stored_versions: Sequence[str] = (),
+           webhook: WebhookConverter | None = None) -> CustomResourceType:
         versions = {}
         for name, schema in schemas.items():
             made = kind_schema(group, name, kind, schema)
@@ -55,13 +72,39 @@ class CustomResourceType(ResourceType):
                    internal=CustomResource, versions=versions, storage_version=storage_version,
                    short_names=tuple(short_names), categories=tuple(categories), plugin=plugin,
                    schemas=dict(schemas), defaulted=frozenset(v for v, s in schemas.items() if has_defaults(s)),
-                   served=served, uid=uid, strategic_merge_patch=False)
+                   served=served, uid=uid, strategic_merge_patch=False,
+                   stored_versions=frozenset(stored_versions) | {storage_version}, webhook=webhook)
 
     def serves(self, version: str) -> bool:
         return version in self.served
 
     def reads_stored(self, version: str) -> bool:
-        return version == self.storage_version and version not in self.defaulted
+        return version == self.storage_version and version not in self.defaulted and self._stored_as_is(version)
+
+    def _stored_as_is(self, version: str) -> bool:
+        """Whether every stored object is in ``version``."""
+        return self.stored_versions <= {version}
+
+    def converts_async(self, version: str) -> bool:
+        return self.webhook is not None and not self._stored_as_is(version)
+
+    async def convert_many(self, objects: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+        if self.webhook is None:
+            return [self.convert(obj, self.storage_version, version) for obj in objects]
+        try:
+            converted = await self.webhook.convert(objects, self.gvk(version).api_version)
+        except ConversionError as err:
+            raise err.api_error() from None
+        schema = self.schemas.get(version)
+        for obj, original in zip(converted, objects, strict=True):
+            if obj is not original:  # what the webhook answered: only what the version declares
+                prune(obj, schema)
+        return converted
+
+    async def storage_form(self, obj: CustomResource) -> dict[str, Any]:
+        if self.webhook is None or obj.version in ("", self.storage_version):
+            return self.encode(obj, self.storage_version)
+        return (await self.convert_many([self.encode(obj, obj.version)], self.storage_version))[0]
 
     def decode(self, wire: dict[str, Any], version: str, field_validation: str = STRICT,
                duplicates: Sequence[str] = ()) -> tuple[CustomResource, list[str]]:
@@ -85,15 +128,20 @@ class CustomResourceType(ResourceType):
         warnings = strict if field_validation == WARN else []
         assert field_validation in (STRICT, WARN, IGNORE)
         default(content, self.schemas.get(version))
-        return CustomResource(build(ObjectMeta, loaded.data), content), warnings
+        return CustomResource(build(ObjectMeta, loaded.data), content, version), warnings
 
     def encode(self, obj: CustomResource, version: str) -> dict[str, Any]:
+        self._check_converted(obj.version or version, version)
         return {"apiVersion": self.gvk(version).api_version, "kind": self.kind,
                 "metadata": python_to_wire(_META, unbuild(obj.metadata)), **obj.content}
 
     def convert(self, wire: dict[str, Any], from_version: str, to_version: str) -> dict[str, Any]:
+        """A read's object in ``to_version``; ``from_version`` is what its ``apiVersion`` says
+        (objects stored before the storage version changed are in an older one)."""
+        from_version = self._version_of(wire, from_version)
         if from_version == to_version and to_version not in self.defaulted:
             return wire
+        self._check_converted(from_version, to_version)
         out = _copy(wire)
         out["apiVersion"] = self.gvk(to_version).api_version
         prune(out, self.schemas.get(to_version), from_storage=True)
@@ -103,9 +151,20 @@ class CustomResourceType(ResourceType):
     def internalize(self, wire: dict[str, Any], version: str) -> CustomResource:
         meta = wire_to_python(_META, wire.get("metadata") or {})
         content = _copy({k: v for k, v in wire.items() if k not in _TYPE_META})
+        version = self._version_of(wire, version)
         if version in self.defaulted:  # as read from storage: stored before a default was added
             default(content, self.schemas.get(version))
-        return CustomResource(build(ObjectMeta, meta), content)
+        return CustomResource(build(ObjectMeta, meta), content, version)
+
+    def _version_of(self, wire: dict[str, Any], default_version: str) -> str:
+        group, _, version = str(wire.get("apiVersion") or "").rpartition("/")
+        return version if group == self.group and version in self.versions else default_version
+
+    def _check_converted(self, from_version: str, to_version: str) -> None:
+        """Between versions, only the ``None`` strategy converts synchronously; a webhook's
+        conversion is awaited before (:meth:`convert_many`, :meth:`storage_form`)."""
+        if self.webhook is not None and from_version != to_version:
+            raise errors.internal_error(f"{self.kind} in version {from_version} was not converted to {to_version}")
 
 
 def _copy(value: Any) -> Any:

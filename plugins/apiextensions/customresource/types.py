@@ -16,3 +16,6 @@ class CustomResource:
 
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     content: dict[str, Any] = field(default_factory=dict)
+    #: The version ``content`` is in: the one it was decoded in (a write's request version) or
+    #: read from storage in. Converting it to another version may take a conversion webhook.
+    version: str = ""
