@@ -38,6 +38,12 @@ together with the document's group-version for a kind's own classes:
   PodTemplateSpec inside apps documents is ``io.k8s.api.core.v1.PodTemplateSpec``. A module
   declaring no kind's schema belongs to the document using it.
 
+A schema class made from OpenAPI (a CRD's kind) names itself: its ``openapi_name`` is the
+component's name, its ``openapi`` the component's keys but ``properties`` (description,
+``required``, extensions, as written) and ``openapi_v2`` their OpenAPI v2 form; a field's
+metadata ``openapi`` is its schema verbatim and ``openapi_v2`` that schema's v2 form, when v2's
+differs from what :mod:`kplane.core.server.openapi_v2` would make of it.
+
 ``<Name>`` is the kind for a kind's schema, otherwise the class name without a trailing ``Schema``
 and then without a trailing tag of the version it is named under (``WidgetSpecV1`` in v1 ->
 ``WidgetSpec``). ``prefix(G)`` is ``io.k8s.api.<G>`` for Kubernetes' own groups (dotless names,
@@ -238,7 +244,10 @@ class _Names:
         if name is not None:
             return name
         module = cls.__module__
-        if module == __name__ or module == "kplane.core.meta" or module.startswith("kplane.core.meta."):
+        declared = cls.__dict__.get("openapi_name")
+        if isinstance(declared, str):
+            name = declared
+        elif module == __name__ or module == "kplane.core.meta" or module.startswith("kplane.core.meta."):
             name = f"{META}.{_base_name(cls.__name__, 'v1')}"
         else:
             gv = self.gv if module in self._own else self._home.get(module, self.gv)
@@ -358,6 +367,9 @@ class _Builder:
         self.endpoints = endpoints
         self.names = _Names(scheme, gv, endpoints)
         self.schemas: dict[str, dict[str, Any]] = {}
+        # OpenAPI v2's form of components, where a schema gives one: by component, "" for the
+        # component's own keys, else by property (read by kplane.core.server.openapi_v2).
+        self.v2: dict[str, dict[str, dict[str, Any]]] = {}
         group = gv.group.removesuffix(".k8s.io") if gv.group else "core"
         self.op_prefix = _camel(group) + _camel(gv.version)
         self.tag = f"{group[:1].lower()}{_camel(group)[1:]}_{gv.version}"
@@ -380,16 +392,24 @@ class _Builder:
         name = self.names(cls)
         if name not in self.schemas:
             self.schemas[name] = {}  # taken before walking: a schema may contain itself
+            own = cls.__dict__.get("openapi")
             component: dict[str, Any] = {"type": "object"}
-            if cls.__doc__:
+            if isinstance(own, dict):  # the schema's own keys, written as OpenAPI (a CRD's root)
+                component.update(own)
+            elif cls.__doc__:
                 component["description"] = _prose(cls.__doc__)
             properties = {key: self._property(fs.field) for key, fs in shape.by_key.items()}
             if properties:
                 component["properties"] = properties
             required = [key for key, fs in shape.by_key.items() if fs.field.required]
-            if required:
+            if required and not isinstance(own, dict):
                 component["required"] = required
             self.schemas[name] = component
+            v2 = {key: fs.field.metadata["openapi_v2"] for key, fs in shape.by_key.items() if "openapi_v2" in fs.field.metadata}
+            if isinstance(cls.__dict__.get("openapi_v2"), dict):
+                v2[""] = cls.__dict__["openapi_v2"]
+            if v2:
+                self.v2[name] = v2
         return {"$ref": REF + name}
 
     def _property(self, f: mfields.Field) -> dict[str, Any]:
@@ -570,6 +590,13 @@ def build_document(scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> di
     return _Builder(scheme, gv, endpoints).build()
 
 
+def build_documents(scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The OpenAPI v3 document of one served group-version, and the v2 forms its schemas give
+    (by component name: ``""`` for the component's own keys, else by property)."""
+    builder = _Builder(scheme, gv, endpoints)
+    return builder.build(), builder.v2
+
+
 def document_key(gv: GroupVersion) -> str:
     """``api/v1`` or ``apis/apps/v1``: the index key and the URL under ``/openapi/v3/``."""
     return f"apis/{gv.group}/{gv.version}" if gv.group else f"api/{gv.version}"
@@ -604,17 +631,21 @@ class OpenAPI:
         self._index = Served(b"", "")
         self._urls: dict[str, Any] = {}
         self._documents: dict[str, Served] = {}
+        self.v2_forms: dict[str, dict[str, dict[str, Any]]] = {}  # of every document's components
 
     def current(self) -> tuple[Served, dict[str, Served]]:
         """The index and every group-version's document, built once per scheme generation."""
         if self._generation != self.scheme.generation:
-            documents = {}
+            documents, v2_forms = {}, {}
             for group, versions in self.scheme.groups().items():
                 for version in versions:
                     gv = GroupVersion(group, version)
-                    documents[document_key(gv)] = Served.of(build_document(self.scheme, gv, self.registry.endpoints))
+                    document, v2 = build_documents(self.scheme, gv, self.registry.endpoints)
+                    documents[document_key(gv)] = Served.of(document)
+                    v2_forms.update(v2)
             urls = {key: {"serverRelativeURL": _hashed_url(key, doc.digest)} for key, doc in documents.items()}
             self._index, self._urls, self._documents = Served.of({"paths": urls}), urls, documents
+            self.v2_forms = v2_forms
             self._generation = self.scheme.generation
         return self._index, self._documents
 

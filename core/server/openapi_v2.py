@@ -4,6 +4,9 @@ kube-aggregator downloads it from every backend and older clients (and kubectl's
 The v3 documents of :mod:`kplane.core.server.openapi` are the one source of paths and schemas; this
 module only rewrites them in v2's terms, as kube-openapi writes them:
 
+* a schema that gives a v2 form of its own (a component's keys, a property's schema: see
+  :mod:`kplane.core.server.openapi`) is published in it, as a CRD's schema is;
+* defaults are left out, as kube-apiserver prunes them from v2;
 * ``#/components/schemas/X`` -> ``#/definitions/X``; a ``$ref`` wrapped in a one-item ``allOf``
   (v3's way of giving it siblings) is unwrapped; ``anyOf``/``oneOf`` of scalars, which v2 lacks,
   become a string (``format: int-or-string`` for IntOrString) as in kube-apiserver's swagger.json;
@@ -46,17 +49,26 @@ _GVK = "x-kubernetes-group-version-kind"
 
 
 def _schema(node: Any) -> Any:
-    """A v3 schema (and everything inside it) in v2's terms."""
-    if isinstance(node, list):
-        return [_schema(item) for item in node]
+    """A v3 schema (and every schema inside it) in v2's terms, without defaults (kube-apiserver
+    prunes them from v2). Only schema positions are walked: a property, enum value, default or
+    extension named ``$ref`` or ``anyOf`` is data, not a schema."""
     if not isinstance(node, dict):
         return node
-    out = {key: _schema(value) for key, value in node.items()}
+    out = {key: value for key, value in node.items() if key != "default"}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        out["properties"] = {key: _schema(value) for key, value in properties.items()}
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(out.get(key), dict):
+            out[key] = _schema(out[key])
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_schema(item) for item in out[key]]
     ref = out.get("$ref")
     if isinstance(ref, str) and ref.startswith(REF):
         out["$ref"] = DEFINITIONS + ref.removeprefix(REF)
     wrapped = out.get("allOf")
-    if isinstance(wrapped, list) and len(wrapped) == 1 and "$ref" in wrapped[0]:
+    if isinstance(wrapped, list) and len(wrapped) == 1 and isinstance(wrapped[0], dict) and "$ref" in wrapped[0]:
         del out["allOf"]
         out = {**wrapped[0], **out}
     for choice in ("anyOf", "oneOf"):
@@ -65,6 +77,18 @@ def _schema(node: Any) -> Any:
             out["type"] = "string"
             if out.get("x-kubernetes-int-or-string"):
                 out["format"] = "int-or-string"
+    return out
+
+
+def _v2_form(schema: dict[str, Any], given: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A component with the v2 forms its schema gives in place of its own keys and properties."""
+    out = dict(schema)
+    own = given.get("")
+    if own is not None:
+        out = {**own, **{key: out[key] for key in ("properties", _GVK) if key in out}}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        out["properties"] = {key: given.get(key, value) for key, value in properties.items()}
     return out
 
 
@@ -110,15 +134,18 @@ def _path(item: dict[str, Any]) -> dict[str, Any]:
             for method, value in item.items()}
 
 
-def swagger(documents: list[dict[str, Any]], version: str) -> dict[str, Any]:
-    """The v3 documents merged into one Swagger 2.0 document."""
+def swagger(documents: list[dict[str, Any]], version: str,
+            v2_forms: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The v3 documents merged into one Swagger 2.0 document; ``v2_forms`` are the v2 forms
+    schemas give of their components (:func:`kplane.core.server.openapi.build_documents`)."""
     paths: dict[str, Any] = {}
     definitions: dict[str, Any] = {}
     for document in documents:
         for path, item in document["paths"].items():
             paths[path] = _path(item)
         for name, schema in document["components"]["schemas"].items():
-            converted = _schema(schema)
+            given = (v2_forms or {}).get(name)
+            converted = _schema(_v2_form(schema, given) if given else schema)
             known = definitions.setdefault(name, converted)
             for mark in converted.get(_GVK, []):
                 if mark not in known.setdefault(_GVK, []):
@@ -147,7 +174,7 @@ class OpenAPIV2:
         _, documents = self.v3.current()
         if self._generation != self.v3.scheme.generation:
             parsed = [orjson.loads(served.body) for served in documents.values()]
-            self._document = swagger(parsed, self.version)
+            self._document = swagger(parsed, self.version, self.v3.v2_forms)
             self._served = Served.of(self._document)
             self._generation = self.v3.scheme.generation
         return self._served
