@@ -226,7 +226,7 @@ def test_kubectl_explain_validate_and_apply(kubectl):
     good["spec"]["labels"] = {"a": "1"}
     applied = kubectl.run("apply", "-f", "-", "-v=8", stdin=json.dumps(good))
     assert "application/merge-patch+json" in applied.stderr
-    assert kubectl.json("get", "crontab", "good")["spec"]["labels"] == {"a": "1"}
+    assert kubectl.json("get", "crontabs.v1.stable.example.com", "good")["spec"]["labels"] == {"a": "1"}  # v2 has no labels
     # a changed CRD: kubectl's cache follows the new hash
     changed = copy.deepcopy(CRD)
     changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["cronSpec"][
