@@ -160,6 +160,16 @@ BAD = {
           'Invalid value: ".spec.o": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'),
          ("FieldValueInvalid", "spec.selectableFields[2].jsonPath", 'Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field'),
          ("FieldValueDuplicate", "spec.selectableFields[3].jsonPath", 'Duplicate value: ".spec.size"')]),
+    "too many selectable fields": (
+        crd(versions=[{"name": "v1", "served": True, "storage": True,
+                       "schema": {"openAPIV3Schema": schema(**{f"f{i}": {"type": "string"} for i in range(9)})},
+                       "selectableFields": [{"jsonPath": f".spec.f{i}"} for i in range(9)]}]),
+        [("FieldValueTooMany", "spec.selectableFields", "Too many: 9: must have at most 8 items")]),
+    "deprecation warning": (
+        crd(versions=[{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema()},
+                       "deprecated": True, "deprecationWarning": "old\tone"}]),
+        [("FieldValueInvalid", "spec.versions[0].deprecationWarning",
+          'Invalid value: "old\\tone": must only contain printable UTF-8 characters; non-printable character found at index 3')]),
     "webhook conversion without a client config": (
         crd(conversion={"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v2"]}}),
         [("FieldValueRequired", "spec.conversion.webhookClientConfig", "Required value: required when strategy is set to Webhook"),

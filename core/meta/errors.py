@@ -48,6 +48,7 @@ _SHOWS_VALUE = {
     FieldErrorType.DUPLICATE,
     FieldErrorType.TYPE_INVALID,
     FieldErrorType.NOT_FOUND,
+    FieldErrorType.TOO_MANY,
 }
 _NO_VALUE = object()
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import ssl
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -232,9 +231,8 @@ def _deprecation_warning(deprecated: bool | None, warning: str | None) -> list[s
     if not warning:
         problems.append("must not be an empty string")
     for i, char in enumerate(warning):
-        if not char.isprintable() and char != " ":
-            kind = "control" if unicodedata.category(char) == "Cc" else "non-printable"
-            problems.append(f"must only contain printable UTF-8 characters; {kind} character found at index {len(warning[:i].encode())}")
+        if not char.isprintable():
+            problems.append(f"must only contain printable UTF-8 characters; non-printable character found at index {len(warning[:i].encode())}")
             break
     return problems
 
