@@ -37,7 +37,7 @@ import binascii
 import re
 from typing import Any
 
-from marshmallow import fields
+from marshmallow import ValidationError, fields
 from marshmallow.fields import Dict, List, Nested, Raw
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "Nested",
     "Quantity",
     "Raw",
+    "ReportsUnknown",
     "Str",
     "StrMap",
     "Time",
@@ -184,6 +185,26 @@ class Time(fields.Field):
         if not isinstance(value, str) or not _RFC3339.match(value):
             raise self.make_error("invalid")
         return value
+
+
+class ReportsUnknown(fields.Field):
+    """A field whose value is a document of its own (a JSON Schema) with fields Go's strict
+    decoder knows: :meth:`load` returns the value as decoded (unknown keys dropped, as Go's
+    decoder drops them) and the paths of the unknown keys, relative to the field, which
+    :func:`kplane.core.runtime.schema.load` reports with the object's other unknown fields (so
+    ``fieldValidation`` decides about them). Raises ``ValidationError`` for values of a wrong type."""
+
+    def load(self, value: Any) -> tuple[Any, list[str]]:
+        raise NotImplementedError
+
+    @staticmethod
+    def invalid(messages: dict[str, list[str]]) -> Exception:
+        """The error :meth:`load` raises: messages keyed by paths relative to the field (``""`` for
+        the field itself), such as ``{"properties.spec.type": ["cannot unmarshal number ..."]}``."""
+        return ValidationError({key or "_schema": value for key, value in messages.items()})
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        return self.load(value)[0]
 
 
 def go_zero(f: fields.Field) -> Any:

@@ -30,7 +30,7 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from kplane.core.meta.errors import FieldError, FieldErrorType
-from kplane.core.runtime.fields import go_zero
+from kplane.core.runtime.fields import ReportsUnknown, go_zero
 
 
 def camel_case(name: str) -> str:
@@ -224,7 +224,11 @@ def _load(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict
             out[fs.attr] = None
         elif fs.child is None:
             try:
-                out[fs.attr] = fs.field.deserialize(value, key, wire)
+                if isinstance(fs.field, ReportsUnknown):
+                    out[fs.attr], unknown = fs.field.load(value)
+                    result.unknown += (f"{where}.{p}" for p in unknown)
+                else:
+                    out[fs.attr] = fs.field.deserialize(value, key, wire)
             except ValidationError as err:
                 _flatten(err.messages, where, result.errors)
                 go_kind = _go_container(fs.field)

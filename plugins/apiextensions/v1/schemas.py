@@ -12,15 +12,161 @@ from typing import Any
 from kplane.api import ObjectMetaSchema, Schema, fields
 
 
-class JSONSchemaPropsField(fields.Raw):
-    """A JSONSchemaProps object, kept in its wire form."""
+#: How deep schemas may nest and how many there may be in one ``openAPIV3Schema``. Kubernetes
+#: has only its 3 MiB body limit; these bounds keep every walk over a schema (validation,
+#: pruning, defaulting, OpenAPI) far from Python's recursion limit and quick, and are far above
+#: real CRDs (the largest, with whole pod templates in several versions, nest about 30 deep and
+#: hold some 20,000 schemas in a body near the 3 MiB limit).
+MAX_SCHEMA_DEPTH = 100
+MAX_SCHEMA_NODES = 100_000
 
-    default_error_messages = {"invalid": "must be a JSON object"}
+_STRING, _NUMBER, _INTEGER, _BOOL, _ANY, _STRINGS = "string", "float64", "int64", "bool", "any", "[]string"
+_SCHEMA, _SCHEMAS, _SCHEMA_MAP = "schema", "[]schema", "map[string]schema"
+_SCHEMA_OR_BOOL, _SCHEMA_OR_ARRAY, _DEPENDENCIES = "schema-or-bool", "schema-or-array", "dependencies"
+_DOCS, _RULES, _ANY_LIST = "externalDocs", "[]rule", "[]any"
 
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, Any]:
+#: The JSON keys of v1 ``JSONSchemaProps`` and what each holds.
+PROPS: dict[str, str] = {
+    "id": _STRING, "$schema": _STRING, "$ref": _STRING, "description": _STRING, "type": _STRING,
+    "format": _STRING, "title": _STRING, "default": _ANY, "maximum": _NUMBER, "exclusiveMaximum": _BOOL,
+    "minimum": _NUMBER, "exclusiveMinimum": _BOOL, "maxLength": _INTEGER, "minLength": _INTEGER,
+    "pattern": _STRING, "maxItems": _INTEGER, "minItems": _INTEGER, "uniqueItems": _BOOL, "multipleOf": _NUMBER,
+    "enum": _ANY_LIST, "maxProperties": _INTEGER, "minProperties": _INTEGER, "required": _STRINGS,
+    "items": _SCHEMA_OR_ARRAY, "allOf": _SCHEMAS, "oneOf": _SCHEMAS, "anyOf": _SCHEMAS, "not": _SCHEMA,
+    "properties": _SCHEMA_MAP, "additionalProperties": _SCHEMA_OR_BOOL, "patternProperties": _SCHEMA_MAP,
+    "dependencies": _DEPENDENCIES, "additionalItems": _SCHEMA_OR_BOOL, "definitions": _SCHEMA_MAP,
+    "externalDocs": _DOCS, "example": _ANY, "nullable": _BOOL, "x-kubernetes-preserve-unknown-fields": _BOOL,
+    "x-kubernetes-embedded-resource": _BOOL, "x-kubernetes-int-or-string": _BOOL,
+    "x-kubernetes-list-map-keys": _STRINGS, "x-kubernetes-list-type": _STRING, "x-kubernetes-map-type": _STRING,
+    "x-kubernetes-validations": _RULES,
+}
+_RULE = {"rule": _STRING, "message": _STRING, "messageExpression": _STRING, "reason": _STRING,
+         "fieldPath": _STRING, "optionalOldSelf": _BOOL}
+_EXTERNAL_DOCS = {"description": _STRING, "url": _STRING}
+_JSON_KIND = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
+
+
+class _Decoder:
+    """One ``openAPIV3Schema`` decoded as Go decodes ``JSONSchemaProps`` strictly: keys it does not
+    know are dropped and reported (except below ``items``, ``additionalProperties``,
+    ``additionalItems`` and ``dependencies``, whose Go types decode themselves leniently, so
+    Kubernetes drops unknown keys there without a word); ``null`` is "not set"; a value of the
+    wrong JSON type is an error. Nesting and size are bounded (:data:`MAX_SCHEMA_DEPTH`)."""
+
+    def __init__(self) -> None:
+        self.unknown: list[str] = []
+        self.errors: dict[str, list[str]] = {}
+        self.nodes = 0
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.setdefault(path, []).append(message)
+
+    def props(self, value: Any, path: str, depth: int, strict: bool) -> dict[str, Any] | None:
         if not isinstance(value, dict):
-            raise self.make_error("invalid")
-        return value
+            self.error(path, f"cannot unmarshal {_JSON_KIND.get(type(value), 'value')} into Go value of type v1.JSONSchemaProps")
+            return None
+        self.nodes += 1
+        if depth > MAX_SCHEMA_DEPTH or self.nodes > MAX_SCHEMA_NODES:
+            if depth > MAX_SCHEMA_DEPTH:
+                self.error(path, f"schemas may not nest more than {MAX_SCHEMA_DEPTH} levels deep")
+            elif self.nodes == MAX_SCHEMA_NODES + 1:
+                self.error(path, f"an openAPIV3Schema may not hold more than {MAX_SCHEMA_NODES} schemas")
+            return None
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            kind = PROPS.get(key)
+            if kind is None:
+                if strict:
+                    self.unknown.append(where)
+            elif item is not None:
+                decoded = self.value(kind, item, where, depth, strict)
+                if decoded is not None:
+                    out[key] = decoded
+        return out
+
+    def value(self, kind: str, item: Any, where: str, depth: int, strict: bool) -> Any:
+        if kind == _ANY:
+            return item
+        if kind == _SCHEMA:
+            return self.props(item, where, depth + 1, strict)
+        if kind == _SCHEMA_OR_BOOL:
+            return item if isinstance(item, bool) else self.props(item, where, depth + 1, False)
+        if kind == _SCHEMA_OR_ARRAY:
+            if isinstance(item, list):
+                return [self.props(x, f"{where}[{i}]", depth + 1, False) or {} for i, x in enumerate(item)]
+            return self.props(item, where, depth + 1, False)
+        if kind in (_SCHEMAS, _SCHEMA_MAP, _DEPENDENCIES, _RULES, _STRINGS, _ANY_LIST):
+            return self.container(kind, item, where, depth, strict)
+        if kind == _DOCS:
+            return self.record(_EXTERNAL_DOCS, "v1.ExternalDocumentation", item, where, strict)
+        if _fits(kind, item):
+            return item
+        self.error(where, f"cannot unmarshal {_JSON_KIND.get(type(item), 'value')} into Go value of type {kind}")
+        return None
+
+    def container(self, kind: str, item: Any, where: str, depth: int, strict: bool) -> Any:
+        is_map = kind in (_SCHEMA_MAP, _DEPENDENCIES)
+        if not isinstance(item, dict if is_map else list):
+            go_type = {_SCHEMAS: "[]v1.JSONSchemaProps", _SCHEMA_MAP: "map[string]v1.JSONSchemaProps",
+                       _DEPENDENCIES: "v1.JSONSchemaDependencies", _RULES: "v1.ValidationRules",
+                       _STRINGS: "[]string", _ANY_LIST: "[]v1.JSON"}[kind]
+            self.error(where, f"cannot unmarshal {_JSON_KIND.get(type(item), 'value')} into Go value of type {go_type}")
+            return None
+        if kind == _ANY_LIST:
+            return item
+        if kind == _STRINGS:
+            for i, x in enumerate(item):
+                if not isinstance(x, str):
+                    self.error(f"{where}[{i}]", f"cannot unmarshal {_JSON_KIND.get(type(x), 'value')} into Go value of type string")
+            return item
+        if kind == _RULES:
+            return [self.record(_RULE, "v1.ValidationRule", x, f"{where}[{i}]", strict) or {} for i, x in enumerate(item)]
+        if kind == _SCHEMAS:
+            return [self.props(x, f"{where}[{i}]", depth + 1, strict) or {} for i, x in enumerate(item)]
+        if kind == _DEPENDENCIES:
+            return {k: x if isinstance(x, list) else self.props(x, f"{where}.{k}", depth + 1, False) or {}
+                    for k, x in item.items()}
+        return {k: self.props(x, f"{where}.{k}", depth + 1, strict) or {} for k, x in item.items()}
+
+    def record(self, keys: dict[str, str], go_type: str, item: Any, where: str, strict: bool) -> dict[str, Any] | None:
+        if not isinstance(item, dict):
+            self.error(where, f"cannot unmarshal {_JSON_KIND.get(type(item), 'value')} into Go value of type {go_type}")
+            return None
+        out = {}
+        for key, x in item.items():
+            kind = keys.get(key)
+            if kind is None:
+                if strict:
+                    self.unknown.append(f"{where}.{key}")
+            elif x is not None:
+                if _fits(kind, x):
+                    out[key] = x
+                else:
+                    self.error(f"{where}.{key}", f"cannot unmarshal {_JSON_KIND.get(type(x), 'value')} into Go value of type {kind}")
+        return out
+
+
+def _fits(kind: str, item: Any) -> bool:
+    if kind == _STRING:
+        return isinstance(item, str)
+    if kind == _BOOL:
+        return isinstance(item, bool)
+    if kind == _INTEGER:
+        return isinstance(item, int) and not isinstance(item, bool)
+    return isinstance(item, (int, float)) and not isinstance(item, bool)  # _NUMBER
+
+
+class JSONSchemaPropsField(fields.ReportsUnknown):
+    """A JSONSchemaProps object, kept in its wire form as Go decodes it: unknown keys (``propertys``)
+    are dropped and reported as unknown fields, for ``fieldValidation`` to decide about."""
+
+    def load(self, value: Any) -> tuple[dict[str, Any], list[str]]:
+        decoder = _Decoder()
+        out = decoder.props(value, "", 0, True)
+        if decoder.errors:
+            raise self.invalid(decoder.errors)
+        return out or {}, decoder.unknown
 
 
 class CustomResourceDefinitionNamesSchema(Schema):
