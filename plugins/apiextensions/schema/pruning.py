@@ -33,12 +33,15 @@ class MalformedMetadata(ValueError):
         self.error = error
 
 
-def prune(obj: dict[str, Any], schema: dict[str, Any] | None, *, from_storage: bool = False) -> list[str]:
+def prune(obj: dict[str, Any], schema: dict[str, Any] | None, *, from_storage: bool = False,
+          resource: bool = True) -> list[str]:
     """Drop from a resource's fields (``obj``, in place, without its own ``apiVersion``, ``kind``
     and ``metadata``) what ``schema`` does not keep; returns the unknown fields' paths. Raises
-    :class:`MalformedMetadata` for a request (not ``from_storage``) with bad embedded metadata."""
+    :class:`MalformedMetadata` for a request (not ``from_storage``) with bad embedded metadata.
+    ``resource=False``: ``obj`` is any object of ``schema`` (a default), not a resource's root."""
     root = dict(schema or {})
-    root["x-kubernetes-embedded-resource"] = True
+    if resource:
+        root["x-kubernetes-embedded-resource"] = True
     unknown: list[str] = []
     _prune(obj, root, "", unknown)
     unknown.sort()

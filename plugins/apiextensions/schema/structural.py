@@ -563,8 +563,8 @@ def _pruned(value: Any, schema: Schema, resource_root: bool) -> Any:
     """A copy of ``value`` as pruning with ``schema`` leaves it."""
     copied = copy.deepcopy(value)
     if isinstance(copied, dict):
-        prune(copied, schema, root=resource_root)
+        prune(copied, schema, from_storage=True, resource=resource_root)
         return copied
     holder = {"value": copied}
-    prune(holder, {"properties": {"value": schema}}, root=False)
+    prune(holder, {"properties": {"value": schema}}, from_storage=True, resource=False)
     return holder["value"]
