@@ -14,12 +14,16 @@ is an error, and so is a filter over something that is not a list: the caller sh
 It is written here rather than taken from a JSONPath library because those implement RFC 9535
 or Goessner's dialect, whose filters, literals and missing-key rules differ from client-go's,
 and columns must print what kube-apiserver prints. Paths come from a CRD (bounded by its size)
-and are parsed once, when the CRD is served.
+and are parsed once, when the CRD is served. An evaluation reaches at most
+:data:`MAX_VALUES` values (recursive descent over a large object, or one chained: ``..a..a``),
+then fails like any other evaluation error: a column's cell is empty rather than the event loop
+busy for seconds on one hostile object.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +34,7 @@ _OPERATORS = ("==", "!=", "<=", ">=", "<", ">")
 _FIELD_END = set(" .,[]{}()=!<>|&\"'$@")
 _INT = re.compile(r"-?\d+$")
 _FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
+MAX_VALUES = 10_000  # values one evaluation may reach, over all its steps
 
 
 class JSONPathError(ValueError):
@@ -54,8 +59,16 @@ class JSONPath:
     def find(self, obj: Any) -> list[Any]:
         """Every value the path reaches in ``obj``; JSONPathError where client-go's evaluation fails."""
         values = [obj]
+        budget = MAX_VALUES
         for step in self.steps:
-            values = [found for value in values for found in step(value, obj)]
+            reached: list[Any] = []
+            for value in values:
+                for found in step(value, obj):
+                    reached.append(found)
+                    budget -= 1
+                    if budget < 0:
+                        raise JSONPathError(f"{self.text}: more than {MAX_VALUES} values")
+            values = reached
         return values
 
     def first(self, obj: Any) -> tuple[bool, Any]:
@@ -84,9 +97,9 @@ def _wildcard(value: Any, root: Any) -> Iterator[Any]:
 
 def _recursive(value: Any, root: Any) -> Iterator[Any]:
     """The value and everything beneath it (``..``); the next step picks from them."""
-    pending = [value]
+    pending = deque([value])
     while pending:
-        current = pending.pop(0)
+        current = pending.popleft()
         yield current
         if isinstance(current, dict):
             pending.extend(current.values())

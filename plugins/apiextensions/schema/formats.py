@@ -119,7 +119,7 @@ def _is_duration(s: str) -> bool:
         return True
     found = False
     for digits, unit in _LOOSE_DURATION.findall(s):
-        if int(digits) >= 1 << 63:
+        if len(digits.lstrip("0")) > 19 or int(digits) >= 1 << 63:  # no int() of thousands of digits
             return False  # strconv.Atoi fails the whole parse
         unit = unit.lower()
         found = found or any((i == len(v) - 1 and unit.startswith(w)) or w == unit for v in _UNITS for i, w in enumerate(v))

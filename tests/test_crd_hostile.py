@@ -1,0 +1,78 @@
+"""Hostile input against custom resources: what a CRD author or a client of its resource sends
+to make the server fail, stall or grow. Each answer is a 4xx or a normal answer, in bounded time,
+and nothing is stored by a refused request."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from tests.conftest import Client
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+
+
+def crd(plural: str, spec: dict[str, Any], **version: Any) -> dict[str, Any]:
+    kind = plural.capitalize().removesuffix("s")
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.hostile.example.com"},
+        "spec": {"group": "hostile.example.com", "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, **version, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {"spec": spec}}}}]},
+    }
+
+
+async def served(api: Client, body: dict[str, Any]) -> str:
+    created = await api.post(CRDS, body)
+    assert created.status == 201, created
+    path = f"/apis/hostile.example.com/v1/namespaces/default/{body['spec']['names']['plural']}"
+    for _ in range(100):
+        if (await api.get(path)).status == 200:
+            return path
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} not served")
+
+
+def obj(kind: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "hostile.example.com/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+async def test_defaults_cannot_grow_a_small_body_without_bound(api: Client) -> None:
+    """5,000 nulls under a 100 KB default would be 500 MB: refused with a 413 before it is built."""
+    path = await served(api, crd("fills", {"type": "object", "properties": {
+        "l": {"type": "array", "items": {"type": "string", "default": "x" * 100_000}}}}))
+    began = time.perf_counter()
+    refused = await api.post(path, obj("Fill", "big", l=[None] * 5000))
+    assert refused.status == 413 and refused.body["reason"] == "RequestEntityTooLarge", refused
+    assert time.perf_counter() - began < 5
+    assert (await api.get(f"{path}/big")).status == 404
+    small = await api.post(path, obj("Fill", "small", l=[None, "y"]))
+    assert small.status == 201 and small.body["spec"]["l"] == ["x" * 100_000, "y"], small
+
+
+async def test_recursive_descent_columns_on_a_large_object_answer_quickly(api: Client) -> None:
+    path = await served(api, crd("walks", {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                 additionalPrinterColumns=[{"name": "X", "type": "string", "jsonPath": ".spec..x"}]))
+    created = await api.post(path, obj("Walk", "wide", l=[0] * 300_000, x="found"))
+    assert created.status == 201, created
+    began = time.perf_counter()
+    table = await api.get(path, headers=TABLE)
+    assert table.status == 200, table
+    assert time.perf_counter() - began < 5
+    assert table.body["rows"][0]["cells"][:2] == ["wide", None]  # more values than one evaluation may reach: no cell
+    few = await api.post(path, obj("Walk", "narrow", a={"x": "deep"}))
+    assert few.status == 201, few
+    rows = {row["cells"][0]: row["cells"][1] for row in (await api.get(path, headers=TABLE)).body["rows"]}
+    assert rows["narrow"] == "deep"
+
+
+async def test_a_duration_of_thousands_of_digits_is_invalid_not_a_500(api: Client) -> None:
+    path = await served(api, crd("waits", {"type": "object", "properties": {"d": {"type": "string", "format": "duration"}}}))
+    refused = await api.post(path, obj("Wait", "long", d="1" * 5000 + "x"))
+    assert refused.status == 422 and refused.body["reason"] == "Invalid", refused
+    assert (await api.get(f"{path}/long")).status == 404
+    assert (await api.post(path, obj("Wait", "ok", d="1h30m"))).status == 201
