@@ -176,3 +176,27 @@ async def test_preserve_unknown_values_are_dyn_and_unbounded(api: Client, rule: 
     schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-validations": [{"rule": rule}]}
     reply = await api.post(CRDS, crd(schema))
     assert reply.status == 422 and "estimated rule cost exceeds budget" in reply.body["message"], reply
+
+
+async def test_regex_functions_run_on_re2_in_linear_time(api: Client) -> None:
+    # Patterns that backtrack exponentially in a backtracking engine, on a value that makes them fail.
+    schema = {"type": "object", "properties": {
+        "text": {"type": "string", "maxLength": 40_000, "x-kubernetes-validations": [
+            {"rule": "self.find('^(a+)+$') == ''", "message": "find"},
+            {"rule": "self.findAll('(a|aa)+c').size() == 0", "message": "findAll"},
+            {"rule": "!self.matches('^(a|a)*$')", "message": "matches"}]},
+        "probe": {"type": "string", "maxLength": 8, "x-kubernetes-validations": [
+            # Go's FindAllString: empty matches count, capture groups do not narrow the match
+            {"rule": "self.findAll('x*').size() == size(self) + 1", "message": "empty matches"},
+            {"rule": "self.find('(b)(c)') == 'bc' && self.findAll('b|bc', 1) == ['b']", "message": "leftmost-first"}]}}}
+    await served(api, crd(schema))
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    reply = await api.post(WIDGETS, widget("w", text="a" * 30_000 + "b", probe="abcd"))
+    assert loop.time() - began < 2
+    assert reply.status == 201, reply
+    reply = await api.post(WIDGETS, widget("v", text="a" * 30_000, probe="axbc"))
+    assert reply.status == 422, reply
+    assert causes(reply) == [("FieldValueInvalid", "spec.text", 'Invalid value: "string": find'),
+                             ("FieldValueInvalid", "spec.text", 'Invalid value: "string": matches'),
+                             ("FieldValueInvalid", "spec.probe", 'Invalid value: "string": empty matches')]
