@@ -271,3 +271,49 @@ def test_kubectl_shows_the_validation_errors(kubectl):
     done = kubectl.run("apply", "--validate=warn", "-f", "-", stdin=good)
     assert 'unknown field "spec.foo"' in done.stderr
     assert kubectl.json("get", "widget", "k")["spec"] == {"size": "small"}
+
+
+async def test_updates_ratchet_errors_of_values_stored_before_the_schema_tightened(widgets):
+    stored = {"size": "small", "replicas": 1, "name": "abcdefgh", "labels": {"a": "xyz"},
+              "ports": [{"name": "web", "port": 80}], "tags": ["a", "b"]}
+    assert (await widgets.post(WIDGETS, widget("r", stored))).status == 201
+    current = (await widgets.get(f"{CRDS}/widgets.schema.example.com")).body
+    props = current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    props["name"]["maxLength"] = 4  # "abcdefgh" is now too long
+    props["size"]["enum"] = ["large"]  # "small" is no longer allowed
+    props["labels"]["additionalProperties"]["maxLength"] = 2
+    props["ports"]["items"]["properties"]["port"]["minimum"] = 1000
+    props["tags"]["items"]["maxLength"] = 0
+    assert (await widgets.put(f"{CRDS}/widgets.schema.example.com", current)).status == 200
+
+    async def tightened() -> bool:
+        probe = await widgets.post(f"{WIDGETS}?dryRun=All", widget("p", {"size": "large", "name": "abcdefgh"}))
+        return probe.status == 422
+    await wait_served(widgets, tightened)
+
+    # a create is checked in full
+    fresh = await widgets.post(WIDGETS, widget("n", stored))
+    assert [c[0] for c in causes(fresh)] == ["spec.size", "spec.name", "spec.tags[0]", "spec.tags[1]",
+                                            "spec.ports[0].port", "spec.labels.a"], fresh
+    # an update changing another field succeeds: the stored invalid values ratchet
+    changed = await widgets.patch(f"{WIDGETS}/r", {"spec": {"replicas": 2, "labels": {"b": "ok"}}})
+    assert changed.status == 200, changed
+    # a listType=map item correlates by its key: unchanged, it ratchets even when the list moves
+    moved = await widgets.patch(f"{WIDGETS}/r", {"spec": {"ports": [{"name": "new", "port": 2000}, {"name": "web", "port": 80}]}})
+    assert moved.status == 200, moved
+    # changing an offending field to another invalid value fails, with only that field's error
+    for patch, field, message in [
+        ({"name": "abcdefghi"}, "spec.name", "Too long: may not be more than 4 bytes"),
+        ({"size": "medium"}, "spec.size", 'Unsupported value: "medium": supported values: "large"'),
+        ({"labels": {"a": "xyzw", "b": "ok"}}, "spec.labels.a", None),
+        ({"ports": [{"name": "new", "port": 2000}, {"name": "web", "port": 81}]}, "spec.ports[1].port", None),
+        # an atomic list does not correlate by item: a changed list reports its unchanged items too
+        ({"tags": ["a", "b", "c"]}, "spec.tags[0]", None),
+    ]:
+        reply = await widgets.patch(f"{WIDGETS}/r", {"spec": patch})
+        assert reply.status == 422, (patch, reply)
+        assert causes(reply)[0][0] == field, (patch, causes(reply))
+        if message is not None:
+            assert [c[0] for c in causes(reply)] == [field] and causes(reply)[0][2] == message, causes(reply)
+    final = (await widgets.get(f"{WIDGETS}/r")).body["spec"]
+    assert final["name"] == "abcdefgh" and final["size"] == "small" and final["replicas"] == 2

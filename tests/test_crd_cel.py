@@ -176,3 +176,77 @@ async def test_preserve_unknown_values_are_dyn_and_unbounded(api: Client, rule: 
     schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-validations": [{"rule": rule}]}
     reply = await api.post(CRDS, crd(schema))
     assert reply.status == 422 and "estimated rule cost exceeds budget" in reply.body["message"], reply
+
+
+async def test_regex_functions_run_on_re2_in_linear_time(api: Client) -> None:
+    # Patterns that backtrack exponentially in a backtracking engine, on a value that makes them fail.
+    schema = {"type": "object", "properties": {
+        "text": {"type": "string", "maxLength": 40_000, "x-kubernetes-validations": [
+            {"rule": "self.find('^(a+)+$') == ''", "message": "find"},
+            {"rule": "self.findAll('(a|aa)+c').size() == 0", "message": "findAll"},
+            {"rule": "!self.matches('^(a|a)*$')", "message": "matches"}]},
+        "probe": {"type": "string", "maxLength": 8, "x-kubernetes-validations": [
+            # Go's FindAllString: empty matches count, capture groups do not narrow the match
+            {"rule": "self.findAll('x*').size() == size(self) + 1", "message": "empty matches"},
+            {"rule": "self.find('(b)(c)') == 'bc' && self.findAll('b|bc', 1) == ['b']", "message": "leftmost-first"}]}}}
+    await served(api, crd(schema))
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    reply = await api.post(WIDGETS, widget("w", text="a" * 30_000 + "b", probe="abcd"))
+    assert loop.time() - began < 2
+    assert reply.status == 201, reply
+    reply = await api.post(WIDGETS, widget("v", text="a" * 30_000, probe="axbc"))
+    assert reply.status == 422, reply
+    assert causes(reply) == [("FieldValueInvalid", "spec.text", 'Invalid value: "string": find'),
+                             ("FieldValueInvalid", "spec.text", 'Invalid value: "string": matches'),
+                             ("FieldValueInvalid", "spec.probe", 'Invalid value: "string": empty matches')]
+
+
+async def test_root_rules_see_api_version_kind_and_name(api: Client) -> None:
+    body = crd({"type": "object", "properties": {"size": {"type": "integer"}}})
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] = [
+        {"rule": "self.metadata.name.startsWith('x')", "message": "names start with x"},
+        {"rule": "self.apiVersion == 'cel.example.com/v1' && self.kind == 'Widget' && has(self.spec)"},
+        {"rule": "!has(self.metadata.namespace)", "message": "only name and generateName are visible"}]
+    await served(api, body)
+    assert (await api.post(WIDGETS, widget("xa", size=1))).status == 201
+    reply = await api.post(WIDGETS, widget("ya", size=1))
+    assert causes(reply) == [("FieldValueInvalid", "<nil>", 'Invalid value: "object": names start with x')], reply
+    named = await api.post(WIDGETS, {**widget("", size=1), "metadata": {"generateName": "x-"}})
+    assert named.status == 201, named
+
+
+async def test_rules_ratchet_on_values_stored_before_they_were_added(api: Client) -> None:
+    schema = {"type": "object", "properties": {
+        "size": {"type": "integer"}, "count": {"type": "integer"},
+        "items": {"type": "array", "maxItems": 4, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "required": ["name"], "properties": {
+                      "name": {"type": "string", "maxLength": 8}, "weight": {"type": "integer"}}}}}}
+    await served(api, crd(schema))
+    assert (await api.post(WIDGETS, widget("w", size=50, count=1, items=[{"name": "a", "weight": 9}]))).status == 201
+    current = (await api.get(f"{CRDS}/widgets.cel.example.com")).body
+    spec = current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["size"]["x-kubernetes-validations"] = [{"rule": "self < 10", "message": "size below 10"}]
+    spec["properties"]["count"]["x-kubernetes-validations"] = [
+        {"rule": "self >= oldSelf", "message": "count may not go down"}]
+    spec["properties"]["items"]["items"]["x-kubernetes-validations"] = [{"rule": "self.weight < 5", "message": "light"}]
+    assert (await api.put(f"{CRDS}/widgets.cel.example.com", current)).status == 200
+    for _ in range(100):
+        probe = await api.post(f"{WIDGETS}?dryRun=All", widget("p", size=50))
+        if probe.status == 422:
+            break
+        await asyncio.sleep(0.05)
+    # another field changes: the stored size and item ratchet, as a warning (kube's)
+    changed = await api.patch(f"{WIDGETS}/w", {"spec": {"count": 2, "items": [{"name": "b", "weight": 1}, {"name": "a", "weight": 9}]}})
+    assert changed.status == 200, changed
+    warnings = changed.headers.getall("Warning", [])
+    assert warnings == ['299 - "spec.size: Invalid value: \\"integer\\": size below 10"',
+                        '299 - "spec.items[1]: Invalid value: \\"object\\": light"'], warnings
+    # the offending value changed to another invalid one fails; so does a changed item
+    reply = await api.patch(f"{WIDGETS}/w", {"spec": {"size": 40}})
+    assert causes(reply) == [("FieldValueInvalid", "spec.size", 'Invalid value: "integer": size below 10')], reply
+    reply = await api.patch(f"{WIDGETS}/w", {"spec": {"items": [{"name": "b", "weight": 1}, {"name": "a", "weight": 8}]}})
+    assert causes(reply) == [("FieldValueInvalid", "spec.items[1]", 'Invalid value: "object": light')], reply
+    # rules reading oldSelf never ratchet
+    reply = await api.patch(f"{WIDGETS}/w", {"spec": {"count": 1}})
+    assert causes(reply) == [("FieldValueInvalid", "spec.count", 'Invalid value: "integer": count may not go down')], reply

@@ -98,6 +98,20 @@ BAD = {
         crd(schema(a={"type": "string", "anyOf": [{"type": "string"}, {"pattern": "x"}]})),
         [("FieldValueForbidden", "spec.validation.openAPIV3Schema.properties[spec].properties[a].anyOf[0].type",
           "Forbidden: must be empty to be structural")]),
+    "patterns RE2 refuses, in Go's words": (
+        crd(schema(a={"type": "string", "pattern": "^(?=x)"}, b={"type": "string", "pattern": "a("},
+                   c={"type": "string", "pattern": "(a)\\1"}, d={"type": "string", "pattern": "\\C"})),
+        [("FieldValueInvalid", "spec.validation.openAPIV3Schema.properties[spec].properties[a].pattern",
+          'Invalid value: "^(?=x)": must be a valid regular expression, but isn\'t: '
+          "error parsing regexp: invalid or unsupported Perl syntax: `(?=`"),
+         ("FieldValueInvalid", "spec.validation.openAPIV3Schema.properties[spec].properties[b].pattern",
+          'Invalid value: "a(": must be a valid regular expression, but isn\'t: error parsing regexp: missing closing ): `a(`'),
+         ("FieldValueInvalid", "spec.validation.openAPIV3Schema.properties[spec].properties[c].pattern",
+          'Invalid value: "(a)\\\\1": must be a valid regular expression, but isn\'t: '
+          "error parsing regexp: invalid escape sequence: `\\1`"),
+         ("FieldValueInvalid", "spec.validation.openAPIV3Schema.properties[spec].properties[d].pattern",
+          'Invalid value: "\\\\C": must be a valid regular expression, but isn\'t: '
+          "error parsing regexp: invalid escape sequence: `\\C`")]),
     "value validation without structure": (
         {**crd(), "spec": {**crd()["spec"], "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
             "type": "object", "properties": {"spec": {"type": "object"}}, "anyOf": [{"properties": {"status": {"required": ["x"]}}}]}}}]}},

@@ -50,7 +50,8 @@ def definition(crd: dict[str, Any], rt: CustomResourceType) -> Definition:
     """What the CRD says of its resource in every version (the validators made once here)."""
     return Definition(schemas=dict(rt.schemas), validators={v: SchemaValidator(s) for v, s in rt.schemas.items()},
                       rules={v: RuleValidator(s) for v, s in rt.schemas.items()}, storage_version=rt.storage_version,
-                      plural=rt.plural, group=rt.group, terminating=terminating(crd))
+                      plural=rt.plural, group=rt.group, kind=rt.kind,
+                      terminating=terminating(crd))
 
 
 def terminating(crd: dict[str, Any]) -> bool:

@@ -9,7 +9,10 @@
 * With the scale subresource, the replica counts and the selector must have their types
   (``ValidateScaleSpec``/``ValidateScaleStatus``), in Kubernetes' words.
 * While the CRD is terminating no object is created (403, as ``forbidCreateAdmission``).
-* Validation is the version's schema (:mod:`kplane.plugins.apiextensions.schema.validation`).
+* Validation is the version's schema (:mod:`kplane.plugins.apiextensions.schema.validation`)
+  and its CEL rules (root rules see ``apiVersion``, ``kind``, ``metadata.name`` and
+  ``generateName``); on update, errors of values unchanged from the stored object ratchet
+  away (CRDValidationRatcheting, on by default in Kubernetes 1.32).
 
 A strategy serves one version of the CRD (its subresources, columns and selectable fields are
 the version's); the one registered for every version is the storage version's, for writes made
@@ -25,7 +28,7 @@ from typing import Any
 from kplane.api import FieldError, RequestContext, Strategy, errors, invalid
 from kplane.plugins.apiextensions.customresource.columns import go_float
 from kplane.plugins.apiextensions.customresource.types import CustomResource
-from kplane.plugins.apiextensions.schema.cel import RuleValidator
+from kplane.plugins.apiextensions.schema.cel import RuleValidator, root_value
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
 MAX_INT32 = 2**31 - 1
@@ -42,6 +45,7 @@ class Definition:
     storage_version: str = ""
     plural: str = ""
     group: str = ""
+    kind: str = ""
     terminating: bool = False  # the CRD is being deleted
 
     def version(self, ctx: RequestContext) -> str:
@@ -106,13 +110,25 @@ class CustomResourceStrategy(Strategy):
         version = self.definition.version(ctx)
         return (self.definition.validators[version].validate(obj.content)
                 + scale_errors(obj.content, self.behaviour.scale, spec=True)
-                + self.definition.rules[version].validate(obj.content, None))
+                + self.rule_errors(ctx, version, obj, None))
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
-        return (self.definition.validators[version].validate(obj.content)
+        return (self.definition.validators[version].validate(obj.content, old.content)
                 + scale_errors(obj.content, self.behaviour.scale, spec=True)
-                + self.definition.rules[version].validate(obj.content, old.content))
+                + self.rule_errors(ctx, version, obj, old))
+
+    def rule_errors(self, ctx: RequestContext, version: str, obj: CustomResource, old: CustomResource | None) -> list[FieldError]:
+        """The version's CEL rules on the whole object (and the stored one on update); the
+        failures that ratchet become the request's warnings, as kube-apiserver sends them."""
+        rules = self.definition.rules[version]
+        if rules.root is None:
+            return []
+        api_version = f"{self.definition.group}/{version}"
+        def value(o: CustomResource) -> dict[str, Any]:
+            meta = {"name": o.metadata.name, "generateName": o.metadata.generate_name}
+            return root_value(api_version, self.definition.kind, meta, o.content)
+        return rules.validate(value(obj), None if old is None else value(old), ctx.warnings)
 
 
 class CustomResourceStatusStrategy(CustomResourceStrategy):
@@ -133,9 +149,9 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
-        return (self.definition.validators[version].validate(obj.content)
+        return (self.definition.validators[version].validate(obj.content, old.content)
                 + scale_errors(obj.content, self.behaviour.scale, spec=False)
-                + self.definition.rules[version].validate(obj.content, old.content))
+                + self.rule_errors(ctx, version, obj, old))
 
 
 # -- the scale subresource's fields ---------------------------------------------------------------

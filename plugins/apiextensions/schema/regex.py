@@ -1,35 +1,116 @@
-"""A schema's ``pattern`` matched as Go's ``regexp`` does: RE2 syntax and linear time.
+"""Regular expressions as Go's ``regexp`` runs them: RE2 syntax and time linear in the input.
 
-Kubernetes compiles patterns with Go's RE2 engine, so a pattern cannot backtrack
-catastrophically and a hostile value costs time linear in its length. Python's ``re`` offers
-neither (other syntax, exponential backtracking), so a pattern runs on the RE2 engine of the CEL
-implementation: an expression ``s.matches("<pattern>")`` compiled once per pattern.
+Kubernetes compiles a schema's ``pattern`` and the patterns of CEL's ``matches``/``find``/
+``findAll`` with Go's RE2 engine, so no pattern backtracks catastrophically. Python's ``re``
+offers neither (other syntax, exponential backtracking), so every pattern here runs on the RE2
+engine of the CEL implementation: ``matches`` for a schema's pattern (compiled once per
+pattern), the regex extension's ``regex.replace`` for finding matches. The CRD's check of a
+``pattern`` and a failing ``find`` word RE2's refusal as Go does.
 """
 
 from __future__ import annotations
 
+import re
+
 import orjson
 from cel_expr_python import cel
 
-_ENV = cel.NewEnv(variables={"s": cel.Type.STRING})
+_ENV = cel.NewEnv(config=cel.NewEnvConfigFromYaml("extensions:\n  - name: optional\n  - name: regex\n"),
+                  variables={"s": cel.Type.STRING, "p": cel.Type.STRING, "r": cel.Type.STRING})
+# Every match of p in s, each between two markers (a character s does not hold): RE2's global
+# replace visits the matches as Go's FindAllString does (empty ones too, but not right after a
+# match), whatever capture groups the pattern has.
+_WRAP_MATCHES = _ENV.compile("regex.replace(s, p, r)")
+_MARKERS = range(0xE000, 0xF900)  # private-use characters
+
+# RE2's error codes (re2.cc CodeText) as Go's regexp/syntax names them.
+_GO_CODES = {
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class": "invalid character class",
+    "invalid character class range": "invalid character class range",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid UTF-8": "invalid UTF-8",
+    "invalid named capture group": "invalid named capture",
+    "pattern too large - compile failed": "expression too large",
+}
+# ``\C`` (any byte) is RE2's, not Go's; found outside ``\Q...\E`` after an even run of backslashes.
+_ANY_BYTE = re.compile(r"(?<!\\)(?:\\\\)*\\C")
+_QUOTED = re.compile(r"\\Q.*?(?:\\E|$)", re.S)
+
+
+def go_error(re2_error: str) -> str:
+    """RE2's error text (``invalid regular expression: missing ): a(``) as Go's
+    ``regexp.Compile`` words it (``error parsing regexp: missing closing ): `a(```)."""
+    text = re2_error.removeprefix("INVALID_ARGUMENT: ").removeprefix("invalid regular expression: ")
+    if text == "trailing \\":
+        return "error parsing regexp: trailing backslash at end of expression: ``"
+    code, sep, arg = text.partition(": ")
+    if sep and code in _GO_CODES:
+        return f"error parsing regexp: {_GO_CODES[code]}: `{arg}`"
+    return f"error parsing regexp: {text}"
+
+
+def _go_only_error(source: str) -> str:
+    """What Go refuses that RE2 takes."""
+    found = _ANY_BYTE.search(_QUOTED.sub("", source))
+    return "error parsing regexp: invalid escape sequence: `\\C`" if found else ""
 
 
 class Pattern:
-    """One compiled pattern; ``error`` is why RE2 refused it (it then matches nothing)."""
+    """One compiled pattern; ``error`` is Go's reason to refuse it (it then matches nothing)."""
 
     __slots__ = ("source", "error", "_expression")
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.error = ""
-        self._expression: cel.Expression | None = _ENV.compile(f"s.matches({orjson.dumps(source).decode()})")
+        self.error = _go_only_error(source)
+        self._expression: cel.Expression | None = None
+        if self.error:
+            return
+        self._expression = _ENV.compile(f"s.matches({orjson.dumps(source).decode()})")
         trial = self._expression.eval(data={"s": ""})  # RE2 compiles the pattern on first use
         if trial.type() == cel.Type.ERROR:
             self._expression = None
-            self.error = str(trial.value()).removeprefix("INVALID_ARGUMENT: ")
+            self.error = go_error(str(trial.value()))
 
     def matches(self, value: str) -> bool:
         """Whether ``value`` contains a match (Go's ``MatchString``: not anchored)."""
         if self._expression is None:
             return False
         return self._expression.eval(data={"s": value}).value() is True
+
+
+def compile_error(source: str) -> str | None:
+    """Why Go's ``regexp.Compile`` refuses ``source`` (its wording), or None."""
+    return Pattern(source).error or None
+
+
+def find_all(text: str, source: str, limit: int = -1) -> list[str]:
+    """Go's ``FindAllString(text, limit)``: the successive non-overlapping leftmost-first
+    matches (all when ``limit`` < 0). ValueError, in Go's words, when ``source`` is refused."""
+    problem = _go_only_error(source)
+    if problem:
+        raise ValueError(problem)
+    if limit == 0:
+        return []
+    present = set(text)
+    marker = next((chr(c) for c in _MARKERS if chr(c) not in present), None)
+    if marker is None:  # the text holds every marker: only a text of 6,400+ distinct characters
+        raise ValueError("text too diverse to search")
+    result = _WRAP_MATCHES.eval(data={"s": text, "p": source, "r": f"{marker}\\0{marker}"})
+    if result.type() == cel.Type.ERROR:
+        raise ValueError(go_error(str(result.value())))
+    found = result.plain_value().split(marker)[1::2]
+    return found if limit < 0 else found[:limit]
+
+
+def find(text: str, source: str) -> str:
+    """Go's ``FindString``: the leftmost-first match, "" when there is none."""
+    found = find_all(text, source, 1)
+    return found[0] if found else ""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kplane.api import FieldError, forbidden, invalid, not_supported, required
+from kplane.plugins.apiextensions.schema import regex
 from kplane.plugins.apiextensions.schema.pruning import prune
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
@@ -449,7 +450,7 @@ def _value_validation(v: Schema, skip_any_of: bool, skip_first_all_of_any_of: bo
     if isinstance(v.get("not"), dict):
         errs += _nested(v["not"], False, f"{path}.not")
     if v.get("pattern"):
-        problem = regex_error(v["pattern"])
+        problem = regex.compile_error(v["pattern"])
         if problem:
             errs.append(invalid(f"{path}.pattern", v["pattern"], f"must be a valid regular expression, but isn't: {problem}"))
     return errs
@@ -511,22 +512,6 @@ def _nested_complete(v: Schema, s: Schema | None, s_path: str, v_path: str) -> l
         else:
             errs += _nested_complete(prop, properties[name], where, f"{v_path}.properties[{name}]")
     return errs
-
-
-_GO_UNSUPPORTED = re.compile(r"\(\?(?:[=!]|<[=!])|\\[1-9]")
-
-
-def regex_error(pattern: str) -> str | None:
-    """Why Go's RE2 would refuse ``pattern`` (approximated: Python's parser, plus the Perl
-    constructs RE2 leaves out), or None."""
-    unsupported = _GO_UNSUPPORTED.search(pattern)
-    if unsupported:
-        return f"error parsing regexp: invalid or unsupported Perl syntax: `{unsupported.group()}`"
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        return f"error parsing regexp: {err}"
-    return None
 
 
 # -- ValidateDefaults ------------------------------------------------------------------------------

@@ -135,21 +135,21 @@ def _too_many(name: str, actual: int, most: int) -> FieldError:
     return FieldError(FieldErrorType.TOO_MANY, _field(name), f"must have at most {most} item{'' if most == 1 else 's'}", actual)
 
 
-def _typed_equal(a: Any, b: Any) -> bool:
+def deep_equal(a: Any, b: Any) -> bool:
     """Go's ``reflect.DeepEqual`` on decoded JSON (int64 and float64 differ, so do bools and numbers)."""
     ta, tb = type(a), type(b)
     if ta is not tb:
         return False
     if ta is dict:
-        return a.keys() == b.keys() and all(_typed_equal(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(deep_equal(v, b[k]) for k, v in a.items())
     if ta is list:
-        return len(a) == len(b) and all(_typed_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b))
     return bool(a == b)
 
 
 def _enum_match(data: Any, allowed: Any) -> bool:
     """kube-openapi's enum comparison: equal, or equal once converted to the allowed value's Go type."""
-    if _typed_equal(data, allowed):
+    if deep_equal(data, allowed):
         return True
     td, ta = type(data), type(allowed)
     if td in (int, float) and ta in (int, float):
@@ -248,8 +248,12 @@ class _Node:
         return _Bound(value, bool(exclusive and schema.get(exclusive)), self.type_name, self.range_format, prefix)
 
     # kube-openapi's SchemaValidator.Validate; returns its match count (how well ``value`` fit,
-    # which picks the errors an anyOf/oneOf reports from its alternatives).
-    def check(self, value: Any, path: str, errs: list[FieldError]) -> int:
+    # which picks the errors an anyOf/oneOf reports from its alternatives). ``old`` is the stored
+    # object's value correlated with ``value`` (_NONE for none): when they are equal, the
+    # errors of ``value`` ratchet away (apiextensions' ratchetingValueValidator).
+    def check(self, value: Any, path: str, errs: list[FieldError], old: Any = _NONE) -> int:
+        if old is not _NONE and deep_equal(old, value):
+            return self.check(value, path, [])
         if value is None:
             count = 0
             if self.typed:
@@ -264,7 +268,7 @@ class _Node:
         count = 1
         if self.typed:
             count += 1 + self._check_type(value, kind, go_format, path, errs)
-        count += 1 + self._check_composite(value, path, errs)  # the schema props validator always applies
+        count += 1 + self._check_composite(value, path, errs, old)  # the schema props validator always applies
         if kind == "string":
             count += 1
             if self.stringy:
@@ -280,12 +284,12 @@ class _Node:
         elif kind == "array":
             count += 2
             if self.sliced:
-                count += self._check_array(value, path, errs)
+                count += self._check_array(value, path, errs, old)
         count += 1
         if self.enum is not None and not any(_enum_match(value, allowed) for allowed in self.enum):
             errs.append(not_supported(_field(path), value, self.enum_text))
         if kind == "object":
-            count += 1 + self._check_object(value, path, errs)
+            count += 1 + self._check_object(value, path, errs, old)
         return count
 
     def _check_type(self, value: Any, kind: str, go_format: str, path: str, errs: list[FieldError]) -> int:
@@ -357,11 +361,12 @@ class _Node:
             return f"{{path}} in body should be {word} {_number(high)}", data
         return None
 
-    def _check_array(self, value: list[Any], path: str, errs: list[FieldError]) -> int:
+    def _check_array(self, value: list[Any], path: str, errs: list[FieldError], old: Any) -> int:
         count = 1
         if self.items is not None:
+            olds = self._old_items(old)
             for i, item in enumerate(value):
-                count += self.items.check(item, f"{path}[{i}]", errs)
+                count += self.items.check(item, f"{path}[{i}]", errs, _NONE if olds is None else olds.get(_item_key(self, item), _NONE))
         size = len(value)
         if self.min_items is not None and size < self.min_items:
             errs.append(_other(path, size, f"{path} in body should have at least {self.min_items} items"))
@@ -371,7 +376,15 @@ class _Node:
             errs.append(_other(path, None, f"{path} in body shouldn't contain duplicates"))
         return count
 
-    def _check_object(self, value: dict[str, Any], path: str, errs: list[FieldError]) -> int:
+    def _old_items(self, old: Any) -> dict[Any, Any] | None:
+        """The old list's items by their keys: only ``listType=map`` items correlate (set and
+        atomic lists are not correlated item by item)."""
+        if self.list_type != "map" or not isinstance(old, list):
+            return None
+        return {_item_key(self, item): item for item in old}
+
+    def _check_object(self, value: dict[str, Any], path: str, errs: list[FieldError], old: Any) -> int:
+        olds = old if isinstance(old, dict) else {}
         count = 0
         size = len(value)
         if self.min_properties is not None and size < self.min_properties:
@@ -386,16 +399,16 @@ class _Node:
         elif isinstance(additional, _Node):
             for key, item in value.items():
                 if key not in properties:
-                    count += additional.check(item, f"{path}.{key}", errs)
+                    count += additional.check(item, f"{path}.{key}", errs, olds.get(key, _NONE))
         for key, node in properties.items():
             if key in value:
-                count += node.check(value[key], f"{path}.{key}" if path else key, errs)
+                count += node.check(value[key], f"{path}.{key}" if path else key, errs, olds.get(key, _NONE))
         for key in self.required:
             if key not in value:
                 errs.append(required(_field(f"{path}.{key}")))
         return count
 
-    def _check_composite(self, value: Any, path: str, errs: list[FieldError]) -> int:
+    def _check_composite(self, value: Any, path: str, errs: list[FieldError], old: Any) -> int:
         if not self.composite:
             return 0
         count = 0
@@ -403,7 +416,7 @@ class _Node:
             best: tuple[int, list[FieldError]] | None = None
             for alternative in self.any_of:
                 found: list[FieldError] = []
-                matched = alternative.check(value, path, found)
+                matched = alternative.check(value, path, found, old)
                 if not found:
                     count += matched
                     best = None
@@ -419,7 +432,7 @@ class _Node:
             valid, first, best = 0, 0, None
             for alternative in self.one_of:
                 found = []
-                matched = alternative.check(value, path, found)
+                matched = alternative.check(value, path, found, old)
                 if not found:
                     valid += 1
                     first = first or matched
@@ -438,17 +451,24 @@ class _Node:
             valid = 0
             for alternative in self.all_of:
                 found = []
-                count += alternative.check(value, path, found)
+                count += alternative.check(value, path, found, old)
                 valid += not found
                 errs.extend(found)
             if valid != len(self.all_of):
                 errs.append(_composite(f"{_quote(path)} must validate all the schemas (allOf){'. None validated' if valid == 0 else ''}"))
         if self.not_ is not None:
             found = []
-            self.not_.check(value, path, found)
+            self.not_.check(value, path, found, old)
             if not found:
                 errs.append(_composite(f"{_quote(path)} must not validate the schema (not)"))
         return count + 1
+
+
+def _item_key(node: _Node, item: Any) -> Any:
+    """The keys of a ``listType=map`` item, as a hashable value."""
+    if not isinstance(item, dict):
+        return _NONE
+    return tuple(_mark(item.get(k)) for k in node.map_keys)
 
 
 def _int(value: Any) -> int | None:
@@ -593,17 +613,29 @@ class SchemaValidator:
     def __init__(self, schema: dict[str, Any] | None) -> None:
         self._root = _Node(schema) if isinstance(schema, dict) and schema else None
 
-    def validate(self, content: dict[str, Any]) -> list[FieldError]:
-        """Field errors of a custom resource's fields but ``apiVersion``, ``kind`` and ``metadata``."""
+    def validate(self, content: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
+        """Field errors of a custom resource's fields but ``apiVersion``, ``kind`` and ``metadata``.
+
+        On update (``old``: the stored object's), errors of values equal to their stored
+        counterparts are not reported (ratcheting, as CRDValidationRatcheting does it): values
+        correlate by property, map key and ``listType=map`` keys; list-type errors are reported
+        only when the stored object had none; embedded resources are checked as on create."""
         root = self._root
         if root is None:
             return []
         errs: list[FieldError] = []
-        root.check(content, "", errs)
+        root.check(content, "", errs, _NONE if old is None else old)
         if root.has_embedded:
             _check_embedded(root, content, "", errs)
         if root.has_lists:
-            _check_lists(root, content, "", errs)
+            list_errs: list[FieldError] = []
+            _check_lists(root, content, "", list_errs)
+            if list_errs and old is not None:
+                stored: list[FieldError] = []
+                _check_lists(root, old, "", stored)
+                if stored:
+                    list_errs = []
+            errs += list_errs
         if len(errs) > 1:  # kube-openapi reports an error once however many alternatives found it
             seen: set[str] = set()
             errs = [e for e in errs if not (str(e) in seen or seen.add(str(e)))]  # type: ignore[func-returns-value]

@@ -30,9 +30,22 @@ class RuleValidator:
     def __init__(self, schema: dict[str, Any] | None) -> None:
         self.root = build(schema, "openAPIV3Schema", Build())
 
-    def validate(self, content: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
-        """Field errors of the rules, evaluated on a custom resource's ``content`` (``old``: the
-        stored object's, for transition rules; None on create)."""
+    def validate(self, obj: dict[str, Any], old: dict[str, Any] | None,
+                 warnings: list[str] | None = None) -> list[FieldError]:
+        """Field errors of the rules, evaluated on a custom resource ``obj`` as CEL sees it (see
+        :func:`root_value`); ``old``: the stored object's, for transition rules and ratcheting
+        (None on create). Ratcheted failures are added to ``warnings``."""
         if self.root is None:
             return []
-        return Evaluation().run(self.root, content, old)
+        evaluation = Evaluation()
+        errs = evaluation.run(self.root, obj, old)
+        if warnings is not None:
+            warnings += evaluation.warnings
+        return errs
+
+
+def root_value(api_version: str, kind: str, metadata: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource as root rules see ``self``: ``apiVersion``, ``kind``, and of
+    ``metadata`` only ``name`` and ``generateName`` (what kube's schema of the root declares)."""
+    meta = {k: metadata[k] for k in ("name", "generateName") if metadata.get(k)}
+    return {**content, "apiVersion": api_version, "kind": kind, "metadata": meta}

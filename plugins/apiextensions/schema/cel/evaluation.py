@@ -2,6 +2,10 @@
 ``cel/validation.go``): ``self`` at each node, ``oldSelf`` where the old object has a value at
 the same place (by property, map key, or the keys of a ``listType=map`` item), kube's errors.
 
+On update, a failed rule that does not read ``oldSelf``, at a value equal to its stored
+counterpart, is a warning rather than an error (ratcheting, as CRDValidationRatcheting does it),
+so an object stored before a rule was added stays updatable.
+
 Work per request is bounded twice: every rule's static cost was held under the per-expression
 limit when the CRD was accepted (sizes bounded by the schema or the request), and one request's
 evaluations stop, with kube's "out of cost budget" error, once they have run for
@@ -16,6 +20,7 @@ from typing import Any
 from kplane.api import FieldError, FieldErrorType, invalid
 from kplane.plugins.apiextensions.schema.cel.compile import status_text
 from kplane.plugins.apiextensions.schema.cel.rules import Rule, RuleNode
+from kplane.plugins.apiextensions.schema.validation import deep_equal
 
 RUNTIME_BUDGET_SECONDS = 0.5
 MAX_MESSAGE_BYTES = 5 * 1024  # MaxEvaluatedMessageExpressionSizeBytes
@@ -69,6 +74,7 @@ class Evaluation:
 
     def __init__(self) -> None:
         self.errors: list[FieldError] = []
+        self.warnings: list[str] = []  # ratcheted failures
         self.deadline = time.monotonic() + RUNTIME_BUDGET_SECONDS
 
     def node(self, node: RuleNode, path: str, value: Any, old: Any) -> None:
@@ -134,7 +140,11 @@ class Evaluation:
             if passed:
                 continue
             where = _child(path, rule.field_path) if rule.field_path else path
-            self.errors.append(_field_error(rule, where, schema, self._message(rule, current, previous)))
+            error = _field_error(rule, where, schema, self._message(rule, current, previous))
+            if not compiled.uses_old_self and old is not None and deep_equal(old, value):
+                self.warnings.append(str(error))
+            else:
+                self.errors.append(error)
 
     @staticmethod
     def _message(rule: Rule, value: Any, old: Any) -> str:

@@ -1,5 +1,6 @@
 """Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) as functions of the CEL
-environment: quantity, url, ip, cidr, regex ``find``/``findAll``, lists and sets.
+environment: quantity, url, ip, cidr, regex ``find``/``findAll`` (RE2, :mod:`..regex`), lists
+and sets.
 
 The binding cannot carry opaque values, so a Quantity, URL, IP or CIDR is a one-entry map
 ``{"<type name>": canonical text}``: equality of two quantities is equality of their values,
@@ -16,6 +17,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from cel_expr_python import cel
+
+from kplane.plugins.apiextensions.schema import regex
 
 T = cel.Type
 OPAQUE = T.Map(T.STRING, T.STRING)  # the static type of a library value
@@ -175,23 +178,20 @@ def _contains_cidr(cidr: dict[str, str], other: Any) -> bool:
     return network.version == outer.version and network.subnet_of(outer)  # type: ignore[arg-type]
 
 
-# --- regex, lists ------------------------------------------------------------------------------
-
-def _regex(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as err:
-        raise LibraryError(f"invalid regular expression {pattern!r}: {err}") from None
-
+# --- regex (RE2), lists ------------------------------------------------------------------------------
 
 def _find(text: str, pattern: str) -> str:
-    match = _regex(pattern).search(text)
-    return match.group(0) if match else ""
+    try:
+        return regex.find(text, pattern)
+    except ValueError as err:
+        raise LibraryError(f"Illegal regex: {err}") from None
 
 
 def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
-    found = [m.group(0) for m in _regex(pattern).finditer(text)]
-    return found if limit < 0 else found[:limit]
+    try:
+        return regex.find_all(text, pattern, limit)
+    except ValueError as err:
+        raise LibraryError(f"Illegal regex: {err}") from None
 
 
 def _comparable(items: list[Any]) -> list[Any]:
