@@ -182,9 +182,10 @@ def owned_deployment(served: Served, foo_name: str, deployment_name: str, foo_ui
     return deployment
 
 
+# -- what holds whatever serves Foo: this module's plugin, or a CRD with the status subresource --
+# (tests/test_sample_controller_crd.py calls these on the original's crd-status-subresource.yaml)
 def example_foo_converges(served: Served, kubectl: Kubectl, manifest: Path = EXAMPLE_FOO) -> None:
-    """What the controller does with the original's example-foo.yaml, whatever serves Foo (this
-    module's plugin, or a CRD with the status subresource: tests/test_sample_controller_crd.py)."""
+    """What the controller does with the original's example-foo.yaml."""
     assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
     example = wait_until(converged(served, "example-foo", "example-foo", 1), what="example-foo to converge")
     owned_deployment(served, "example-foo", "example-foo", example["metadata"]["uid"])
@@ -194,6 +195,82 @@ def example_foo_converges(served: Served, kubectl: Kubectl, manifest: Path = EXA
     assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
     assert synced[0]["source"] == {"component": "sample-controller"}
     assert synced[0]["involvedObject"]["apiVersion"] == API_VERSION and synced[0]["involvedObject"]["uid"] == example["metadata"]["uid"]
+
+
+def the_deployment_follows_the_spec_and_goes_with_the_foo(served: Served, kubectl: Kubectl) -> None:
+    """Replicas up and down, a new deploymentName (a new owned Deployment; the old one stays, as the
+    original leaves it), then deleting the Foo takes both Deployments and their pods through the
+    garbage collector, by their owner reference."""
+    created = create_foo(served, "scaled", "scaled-web", 2)
+    wait_until(converged(served, "scaled", "scaled-web", 2), what="scaled to run 2")
+    set_replicas(served, "scaled", 4)
+    wait_until(converged(served, "scaled", "scaled-web", 4), what="scaled to scale up to 4")
+    set_replicas(served, "scaled", 1)
+    wait_until(converged(served, "scaled", "scaled-web", 1), what="scaled to scale down to 1")
+    code, body = call(served, "PATCH", f"{FOOS}/scaled", {"spec": {"deploymentName": "scaled-site"}}, "application/merge-patch+json")
+    assert code == 200 and body["metadata"]["generation"] == 4, body
+    wait_until(converged(served, "scaled", "scaled-site", 1), what="scaled's new Deployment to run 1")
+    owned_deployment(served, "scaled", "scaled-site", created["metadata"]["uid"])
+    assert get(served, f"{DEPLOYMENTS}/scaled-web") is not None
+    kubectl.run("delete", "foo", "scaled")
+    # A CRD's kind reaches the collector at its next discovery (every 30 s, as kube's), hence 60 s.
+    for name in ("scaled-web", "scaled-site"):
+        wait_until(lambda name=name: get(served, f"{DEPLOYMENTS}/{name}") is None, timeout=60,
+                   what=f"the garbage collector to delete {name}")
+    wait_until(lambda: not kubectl.json("get", "pods", "-l", "app=nginx,controller=scaled")["items"], what="scaled's pods to go")
+
+
+def spec_replicas_is_validated_as_the_crd_schema_says(served: Served) -> None:
+    """``minimum: 1``, ``maximum: 10``: a 422 with kube's message and cause, on create and on update,
+    nothing stored; a field the schema does not declare is a strict decoding error."""
+    for replicas, detail in ((11, "spec.replicas in body should be less than or equal to 10"),
+                             (0, "spec.replicas in body should be greater than or equal to 1")):
+        code, body = call(served, "POST", FOOS, foo(f"invalid-{replicas}", "x", replicas))
+        assert code == 422 and body["reason"] == "Invalid", body
+        assert body["message"] == f'Foo.samplecontroller.k8s.io "invalid-{replicas}" is invalid: spec.replicas: Invalid value: {replicas}: {detail}'
+        assert body["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": f"Invalid value: {replicas}: {detail}", "field": "spec.replicas"}]
+        assert call(served, "GET", f"{FOOS}/invalid-{replicas}")[0] == 404
+    stored = create_foo(served, "bounded", "", 10)
+    code, body = call(served, "PATCH", f"{FOOS}/bounded", {"spec": {"replicas": 11}}, "application/merge-patch+json")
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec.replicas", body
+    assert get(served, f"{FOOS}/bounded") == stored
+    code, body = call(served, "POST", f"{FOOS}?fieldValidation=Strict", {**foo("strict", "x"), "spec": {"deploymentName": "x", "size": 1}})
+    assert code == 400 and body["message"] == 'Foo in version "v1alpha1" cannot be handled as a Foo: strict decoding error: unknown field "spec.size"', body
+
+
+def kubectl_gets_foos(served: Served, kubectl: Kubectl) -> None:
+    """NAME and AGE, the columns of a CRD without additionalPrinterColumns; Foo in api-resources."""
+    create_foo(served, "listed", "", None)  # no deploymentName: the controller leaves it alone
+    lines = kubectl.run("get", "foos").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "AGE"]
+    assert "listed" in [line.split()[0] for line in lines[1:]]
+    assert kubectl.json("get", "foo", "listed")["spec"] == {"deploymentName": ""}
+    resources = kubectl.run("api-resources", "--api-group=samplecontroller.k8s.io").stdout
+    assert "foos" in resources and "samplecontroller.k8s.io/v1alpha1" in resources and "Foo" in resources
+
+
+def status_is_a_subresource(served: Served) -> None:
+    """As for a CRD with ``subresources: {status: {}}``: the resource ignores status, /status
+    ignores everything but status, and updates must carry a resourceVersion."""
+    created = create_foo(served, "split", "", 2)
+    code, body = call(served, "POST", FOOS, {**foo("split-2", "", 2), "status": {"availableReplicas": 9}})
+    assert code == 201 and "status" not in body and body["metadata"]["generation"] == 1
+
+    through_status = {**created, "spec": {"deploymentName": "", "replicas": 7}, "status": {"availableReplicas": 3},
+                      "metadata": {**created["metadata"], "labels": {"ignored": "yes"}}}
+    code, body = call(served, "PUT", f"{FOOS}/split/status", through_status)
+    assert code == 200, body
+    assert body["spec"] == {"deploymentName": "", "replicas": 2} and body["status"] == {"availableReplicas": 3}
+    assert "labels" not in body["metadata"] and body["metadata"]["generation"] == 1
+
+    through_main = {**body, "spec": {"deploymentName": "", "replicas": 5}, "status": {"availableReplicas": 0}}
+    code, body = call(served, "PUT", f"{FOOS}/split", through_main)
+    assert code == 200, body
+    assert body["spec"]["replicas"] == 5 and body["status"] == {"availableReplicas": 3} and body["metadata"]["generation"] == 2
+
+    unconditional = {**foo("split", "", 6)}
+    code, body = call(served, "PUT", f"{FOOS}/split", unconditional)
+    assert code == 422 and body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
 
 
 # -- the tests --------------------------------------------------------------------------------
@@ -214,13 +291,20 @@ def test_example_foo_gets_an_owned_deployment_whose_available_replicas_it_report
     example_foo_converges(served, kubectl)
 
 
-def test_the_deployment_and_the_status_follow_spec_replicas(served: Served, controller: SampleController) -> None:
-    create_foo(served, "scaled", "scaled-web", 2)
-    wait_until(converged(served, "scaled", "scaled-web", 2), what="scaled to run 2")
-    set_replicas(served, "scaled", 4)
-    wait_until(converged(served, "scaled", "scaled-web", 4), what="scaled to scale up to 4")
-    set_replicas(served, "scaled", 1)
-    wait_until(converged(served, "scaled", "scaled-web", 1), what="scaled to scale down to 1")
+def test_the_deployment_follows_the_spec_and_goes_with_the_foo(served: Served, controller: SampleController, kubectl: Kubectl) -> None:
+    the_deployment_follows_the_spec_and_goes_with_the_foo(served, kubectl)
+
+
+def test_spec_replicas_is_validated_as_the_crd_schema_says(served: Served) -> None:
+    spec_replicas_is_validated_as_the_crd_schema_says(served)
+
+
+def test_status_is_a_subresource(served: Served) -> None:
+    status_is_a_subresource(served)
+
+
+def test_kubectl_get_foos(served: Served, kubectl: Kubectl) -> None:
+    kubectl_gets_foos(served, kubectl)
 
 
 def test_a_deployment_of_that_name_not_controlled_by_the_foo_is_a_warning(
@@ -251,61 +335,6 @@ def test_the_controller_converges_after_kill_9(served: Served, controller: Sampl
     wait_until(converged(served, "survivor", "survivor-web", 5), what="survivor to scale to 5 after the restart")
     wait_until(converged(served, "midway", "midway-web", 3), what="midway to converge after the restart")
     wait_until(converged(served, "latecomer", "latecomer-web", 2), what="latecomer to converge after the restart")
-
-
-def test_deleting_a_foo_deletes_its_deployment_through_the_garbage_collector(
-        served: Served, controller: SampleController, kubectl: Kubectl) -> None:
-    create_foo(served, "doomed", "doomed-web", 2)
-    wait_until(converged(served, "doomed", "doomed-web", 2), what="doomed to run 2")
-    kubectl.run("delete", "foo", "doomed")
-    wait_until(lambda: get(served, f"{DEPLOYMENTS}/doomed-web") is None, what="the garbage collector to delete doomed-web")
-    selector = "app=nginx,controller=doomed"
-    wait_until(lambda: not kubectl.json("get", "pods", "-l", selector)["items"], what="doomed's pods to go")
-
-
-def test_kubectl_get_foos(served: Served, kubectl: Kubectl) -> None:
-    create_foo(served, "listed", "", None)  # no deploymentName: the controller leaves it alone
-    lines = kubectl.run("get", "foos").stdout.splitlines()
-    assert lines[0].split() == ["NAME", "AGE"]
-    assert "listed" in [line.split()[0] for line in lines[1:]]
-    assert kubectl.json("get", "foo", "listed")["spec"] == {"deploymentName": ""}
-    resources = kubectl.run("api-resources", "--api-group=samplecontroller.k8s.io").stdout
-    assert "foos" in resources and "samplecontroller.k8s.io/v1alpha1" in resources and "Foo" in resources
-
-
-@pytest.mark.parametrize("replicas, detail", [
-    (11, "spec.replicas in body should be less than or equal to 10"),
-    (0, "spec.replicas in body should be greater than or equal to 1"),
-])
-def test_replicas_are_validated_like_the_crd_schema(served: Served, replicas: int, detail: str) -> None:
-    code, body = call(served, "POST", FOOS, foo(f"invalid-{replicas}", "x", replicas))
-    assert code == 422, body
-    assert body["message"] == f'Foo.samplecontroller.k8s.io "invalid-{replicas}" is invalid: spec.replicas: Invalid value: {replicas}: {detail}'
-    assert body["details"]["causes"] == [{"reason": "FieldValueInvalid", "message": f"Invalid value: {replicas}: {detail}", "field": "spec.replicas"}]
-
-
-def test_status_is_a_subresource(served: Served) -> None:
-    """As for a CRD with ``subresources: {status: {}}``: the resource ignores status, /status
-    ignores everything but status, and updates must carry a resourceVersion."""
-    created = create_foo(served, "split", "", 2)
-    code, body = call(served, "POST", FOOS, {**foo("split-2", "", 2), "status": {"availableReplicas": 9}})
-    assert code == 201 and "status" not in body and body["metadata"]["generation"] == 1
-
-    through_status = {**created, "spec": {"deploymentName": "", "replicas": 7}, "status": {"availableReplicas": 3},
-                      "metadata": {**created["metadata"], "labels": {"ignored": "yes"}}}
-    code, body = call(served, "PUT", f"{FOOS}/split/status", through_status)
-    assert code == 200, body
-    assert body["spec"] == {"deploymentName": "", "replicas": 2} and body["status"] == {"availableReplicas": 3}
-    assert "labels" not in body["metadata"] and body["metadata"]["generation"] == 1
-
-    through_main = {**body, "spec": {"deploymentName": "", "replicas": 5}, "status": {"availableReplicas": 0}}
-    code, body = call(served, "PUT", f"{FOOS}/split", through_main)
-    assert code == 200, body
-    assert body["spec"]["replicas"] == 5 and body["status"] == {"availableReplicas": 3} and body["metadata"]["generation"] == 2
-
-    unconditional = {**foo("split", "", 6)}
-    code, body = call(served, "PUT", f"{FOOS}/split", unconditional)
-    assert code == 422 and body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

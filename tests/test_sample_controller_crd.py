@@ -4,7 +4,9 @@ The same installed package as tests/test_sample_controller.py, but each server h
 ``--disable-plugin samplecontroller`` (the plugin serves samplecontroller.k8s.io/v1alpha1 Foo, which
 a CRD of that group and kind would conflict with), and Foo comes from the original's unmodified
 ``artifacts/examples`` CRDs (copies in tests/fixtures/crds/). With ``crd-status-subresource.yaml``
-the controller gives what it gives against the plugin, checked by the one helper both modules use;
+the controller and the server give what they give with the plugin, checked by the helpers both
+modules use (the convergence, the schema's bounds and their 422, status as a subresource, a
+changed deploymentName, the garbage collector following the owner reference, ``kubectl get``);
 with ``crd.yaml`` (no status subresource) the controller's UpdateStatus finds no ``/status``, as on
 Kubernetes: it makes the Deployment but never writes a status, and retries.
 """
@@ -21,7 +23,9 @@ import pytest
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, serving
 from tests.test_sample_controller import (FOOS, Installed, SampleController, call, events_about, example_foo_converges,
-                                          get, installed, owned_deployment)
+                                          get, installed, kubectl_gets_foos, owned_deployment,
+                                          spec_replicas_is_validated_as_the_crd_schema_says, status_is_a_subresource,
+                                          the_deployment_follows_the_spec_and_goes_with_the_foo)
 from tests.waiting import wait_until
 
 CRDS = Path(__file__).resolve().parent / "fixtures" / "crds"
@@ -62,6 +66,10 @@ def on_crd(installed: Installed, tmp_path: Path) -> Iterator[Started]:
 def test_on_crd_status_subresource_yaml_as_on_the_plugin(on_crd: Started) -> None:
     served, kubectl, _ = on_crd("crd-status-subresource.yaml")
     example_foo_converges(served, kubectl, EXAMPLE_FOO)
+    the_deployment_follows_the_spec_and_goes_with_the_foo(served, kubectl)
+    spec_replicas_is_validated_as_the_crd_schema_says(served)
+    status_is_a_subresource(served)
+    kubectl_gets_foos(served, kubectl)
 
 
 def test_on_crd_yaml_without_status_the_status_update_fails_as_on_kubernetes(on_crd: Started) -> None:

@@ -10,7 +10,10 @@ It keeps an informer on each listable resource and a graph of owners and depende
   some owners only loses the dangling references.
 
 Owners are confirmed missing with a live GET before anything is deleted, as the
-kube-controller-manager's collector does, so a slow informer never causes a wrong deletion.
+kube-controller-manager's collector does, so a slow informer never causes a wrong deletion. A
+dependent whose owner's kind discovery does not list yet (a custom resource whose CRD came after
+the last discovery) is looked at again after the next discovery, as kube's collector retries a
+REST mapping error: it is collected once the kind is known.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class GarbageCollector:
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
         self.kinds: dict[tuple[str, str], APIResource] = {}  # (apiVersion, kind) -> resource
         self._watched: set[tuple[str, str]] = set()
+        self._unmapped: set[str] = set()  # dependents with an owner of a kind not discovered yet
         self.queue: WorkQueue[str] = WorkQueue()
 
     async def run(self) -> None:
@@ -75,6 +79,9 @@ class GarbageCollector:
                 on_delete=self._forget,
             ))
         self.informers.start()
+        for uid in self._unmapped:
+            self._enqueue(uid)
+        self._unmapped.clear()
 
     # -- the graph --------------------------------------------------------------------------
     def _observe(self, resource: APIResource, obj: Obj) -> None:
@@ -163,7 +170,8 @@ class GarbageCollector:
             return True
         owner_resource = self.kinds.get((ref.get("apiVersion", ""), ref.get("kind", "")))
         if owner_resource is None:
-            return True  # an owner kind we cannot look up: never collect on a guess
+            self._unmapped.add(dependent["metadata"]["uid"])
+            return True  # an owner kind we cannot look up: never collect on a guess; again after discovery
         namespace = dependent["metadata"].get("namespace") if owner_resource.namespaced else None
         try:
             live = await self._client(owner_resource, namespace).get(ref["name"])
