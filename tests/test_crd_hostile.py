@@ -76,3 +76,21 @@ async def test_a_duration_of_thousands_of_digits_is_invalid_not_a_500(api: Clien
     assert refused.status == 422 and refused.body["reason"] == "Invalid", refused
     assert (await api.get(f"{path}/long")).status == 404
     assert (await api.post(path, obj("Wait", "ok", d="1h30m"))).status == 201
+
+
+async def test_a_rule_growing_a_string_is_refused_for_what_it_builds(api: Client) -> None:
+    """Each replace multiplies a 40-character string by 40: the estimate follows the growth
+    (cel-go's replace), so the rule whose last step builds 100 MB never reaches a request."""
+    def rule(steps: int) -> dict[str, Any]:
+        return {"type": "object", "properties": {"s": {"type": "string", "maxLength": 40}},
+                "x-kubernetes-validations": [{"rule": "self.s" + ".replace('a', self.s)" * steps + ".size() >= 0"}]}
+
+    refused = await api.post(CRDS, crd("grows", rule(4)))
+    assert refused.status == 422, refused
+    assert "estimated rule cost exceeds budget" in refused.body["message"]
+    assert (await api.get(f"{CRDS}/grows.hostile.example.com")).status == 404
+    path = await served(api, crd("grows", rule(3)))
+    began = time.perf_counter()
+    created = await api.post(path, obj("Grow", "most", s="a" * 40))
+    assert created.status == 201, created
+    assert time.perf_counter() - began < 5

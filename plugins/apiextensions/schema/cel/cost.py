@@ -6,6 +6,10 @@ literal 30, string work a tenth of a unit per character), a comprehension its ra
 size times its body, and a rule its cost times the most values its schema node can have in one
 object (the product of the enclosing arrays' and maps' largest sizes). Sizes are ``maxItems``,
 ``maxProperties`` and ``maxLength`` where declared, else what fits in the largest request.
+Functions that build strings carry their result's largest size on (cel-go's ``replace``: the
+target's length over the shortest text replaced, times the longest replacement), so a rule that
+grows a bounded string step by step is refused for what building its last step costs (a tenth
+of a unit per character built): its cost is what stops it, as :mod:`~kplane.plugins.apiextensions.schema.cel.evaluation` cannot interrupt one.
 """
 
 from __future__ import annotations
@@ -79,6 +83,26 @@ def _tenth(n: int) -> int:
     return math.ceil(n * 0.1)
 
 
+def _grown(node: Node, args: list[_Est], size: int) -> int:
+    """The largest result of a call that builds a string longer than its receiver."""
+    if node.name == "replace" and node.target and len(args) >= 3:
+        target, old, new = args[0], node.args[1], args[2]
+        shortest = len(old.value) if old.kind == "const" and isinstance(old.value, str) else 0
+        if shortest == 0:  # an empty text replaced: the replacement goes between every character
+            return (target.size + 1) * new.size + target.size
+        return math.ceil(target.size / shortest) * new.size + target.size % shortest
+    if node.name == "join" and node.target and args:
+        element = _element(args[0].schema)
+        each = max_size(element) if element else MAX_REQUEST_BYTES
+        separator = args[1].size if len(args) > 1 else 0
+        return args[0].size * (each + separator)
+    if node.name == "quote" and args:
+        return 2 * args[-1].size + 2
+    if node.name == "base64.encode" and args:
+        return math.ceil(args[-1].size / 3) * 4
+    return size
+
+
 class Estimator:
     def __init__(self, schema: dict[str, Any] | None) -> None:
         self.schema = schema
@@ -126,6 +150,9 @@ class Estimator:
         if node.name == "_+_":
             cost += _tenth(sum(a.size for a in args))
             size = sum(a.size for a in args)
+        grown = _grown(node, args, size)
+        if grown != size:  # building the longer result is work too
+            cost, size = cost + _tenth(grown), grown
         if node.name == "_[_]" and args:
             element = _select(args[0].schema, "") if args[0].schema and args[0].schema.get("type") == "object" else _element(args[0].schema)
             return _Est(cost, max_size(element) if element else MAX_REQUEST_BYTES, element)
