@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -58,6 +58,7 @@ class CustomResourceType(ResourceType):
     #: ``status.storedVersions``: the versions objects may be stored in.
     stored_versions: frozenset[str] = frozenset()
     webhook: WebhookConverter | None = None  # the ``Webhook`` strategy's; None: ``None``
+    reads_in_request_version: ClassVar[bool] = True  # columns and selectable fields are per version
 
     @classmethod
     def of(cls, *, group: str, kind: str, plural: str, singular: str, namespaced: bool,
