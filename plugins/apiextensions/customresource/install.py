@@ -91,7 +91,7 @@ def serve(registry: Registry, crd: dict[str, Any], webhooks: Webhooks) -> Custom
     ``status`` and ``scale``. Each is registered for its version (so a version without
     ``status`` does not serve it); the resource's, and a subresource every served version has,
     for every version too (the storage version's: what writes made in code and readers that name
-    no version, such as OpenAPI, see). ``webhooks`` is what its conversion webhook, if it has
+    no version see). ``webhooks`` is what its conversion webhook, if it has
     one, is called with."""
     rt = resource_type(crd, webhooks)
     unserve(registry, rt.group, rt.plural)
