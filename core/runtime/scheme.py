@@ -109,6 +109,10 @@ class ResourceType:
     #: object in its request's version) rather than the storage version's wire form (built-in
     #: kinds, whose columns Kubernetes computes from the internal object).
     reads_in_request_version: ClassVar[bool] = False
+    #: Whether a plugin's code defines the kind (registered as the server starts), rather than an
+    #: API object at run time (a CustomResourceDefinition's resource): kube-aggregator gives the
+    #: group/versions of the latter APIServices of their own kind.
+    built_in: ClassVar[bool] = True
 
     @property
     def list_kind(self) -> str:

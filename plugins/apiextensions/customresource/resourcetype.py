@@ -59,6 +59,7 @@ class CustomResourceType(ResourceType):
     stored_versions: frozenset[str] = frozenset()
     webhook: WebhookConverter | None = None  # the ``Webhook`` strategy's; None: ``None``
     reads_in_request_version: ClassVar[bool] = True  # columns and selectable fields are per version
+    built_in: ClassVar[bool] = False  # defined by a CRD, not by a plugin's code
 
     @classmethod
     def of(cls, *, group: str, kind: str, plural: str, singular: str, namespaced: bool,
