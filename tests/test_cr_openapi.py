@@ -239,7 +239,7 @@ def test_kubectl_explain_validate_and_apply(kubectl):
 
 
 async def test_each_version_publishes_the_subresources_it_serves(api):
-    """A subresource only some versions serve is in those versions' documents (v3 and v2) only."""
+    """A subresource (or selectable field) only some versions have is in those versions' documents (v3 and v2) only."""
     schema = {"openAPIV3Schema": {"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
         "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}}
@@ -249,8 +249,10 @@ async def test_each_version_publishes_the_subresources_it_serves(api):
            "spec": {"group": "parts.example.com", "scope": "Namespaced",
                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema,
-                                  "subresources": {"status": {}, "scale": scale}},
-                                 {"name": "v2", "served": True, "storage": False, "schema": schema}]}}
+                                  "subresources": {"status": {}, "scale": scale},
+                                  "selectableFields": [{"jsonPath": ".spec.replicas"}]},
+                                 {"name": "v2", "served": True, "storage": False,  # a schema of its own
+                                  "schema": {"openAPIV3Schema": {**schema["openAPIV3Schema"], "description": "v2"}}}]}}
     assert (await api.post(CRDS, crd)).status == 201
 
     async def documents() -> dict[str, Any] | None:
@@ -269,3 +271,12 @@ async def test_each_version_publishes_the_subresources_it_serves(api):
     assert "/apis/parts.example.com/v1/namespaces/{namespace}/widgets/{name}/scale" in v2
     assert "/apis/parts.example.com/v2/namespaces/{namespace}/widgets/{name}" in v2
     assert "/apis/parts.example.com/v2/namespaces/{namespace}/widgets/{name}/status" not in v2
+
+    # selectable fields, as Kubernetes publishes them: on the kind and its list, in v3 and v2
+    selectable = [{"fieldPath": "spec.replicas"}]
+    for kind in ("com.example.parts.v1.Widget", "com.example.parts.v1.WidgetList"):
+        assert published["v1"]["components"]["schemas"][kind]["x-kubernetes-selectable-fields"] == selectable, kind
+        assert "x-kubernetes-selectable-fields" not in published["v2"]["components"]["schemas"][kind.replace("v1", "v2")]
+    definitions = (await api.get("/openapi/v2")).body["definitions"]
+    assert definitions["com.example.parts.v1.Widget"]["x-kubernetes-selectable-fields"] == selectable
+    assert definitions["com.example.parts.v1.WidgetList"]["x-kubernetes-selectable-fields"] == selectable

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
 WATCH_STREAM = "application/json;stream=watch"
+SELECTABLE_FIELDS = "x-kubernetes-selectable-fields"  # a kind's field selectors (custom resources')
 ONE_YEAR = 365 * 24 * 3600
 # A resource's served endpoints in a version by subresource ("": the resource itself):
 # Registry.endpoints(group, plural, version). Each document lists its own version's (a custom
@@ -461,7 +462,10 @@ class _Builder:
         return ref
 
     def list_ref(self, rt: ResourceType, one: dict[str, str]) -> dict[str, str]:
+        """The list kind's component; it carries its kind's selectable fields, as Kubernetes
+        publishes a custom resource's list."""
         name = one["$ref"].removeprefix(REF) + "List"
+        selectable = self.schemas[one["$ref"].removeprefix(REF)].get(SELECTABLE_FIELDS)
         self.schemas[name] = {
             "type": "object",
             "description": f"A list of {rt.kind} objects.",
@@ -474,6 +478,8 @@ class _Builder:
             "required": ["items"],
             "x-kubernetes-group-version-kind": [_mark(self.kind_of(rt, list_kind=True))],
         }
+        if selectable is not None:
+            self.schemas[name][SELECTABLE_FIELDS] = selectable
         return {"$ref": REF + name}
 
     def kind_of(self, rt: ResourceType, list_kind: bool = False) -> GroupVersionKind:

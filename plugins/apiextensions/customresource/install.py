@@ -43,6 +43,8 @@ def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType
         schemas=schemas, served=served, storage_version=storage, short_names=names.get("shortNames") or (),
         categories=names.get("categories") or (), uid=crd["metadata"].get("uid", ""), plugin=PLUGIN,
         stored_versions=status.get("storedVersions") or (), webhook=webhook,
+        selectable_fields={v["name"]: [(f.get("jsonPath") or "").removeprefix(".") for f in v.get("selectableFields") or ()]
+                           for v in versions},
     )
 
 

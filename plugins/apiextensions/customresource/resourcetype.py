@@ -65,10 +65,11 @@ class CustomResourceType(ResourceType):
     def of(cls, *, group: str, kind: str, plural: str, singular: str, namespaced: bool,
            schemas: dict[str, dict[str, Any] | None], served: frozenset[str], storage_version: str, short_names: Sequence[str] = (),
            categories: Sequence[str] = (), uid: str = "", plugin: str = "", stored_versions: Sequence[str] = (),
-           webhook: WebhookConverter | None = None) -> CustomResourceType:
+           webhook: WebhookConverter | None = None,
+           selectable_fields: dict[str, Sequence[str]] | None = None) -> CustomResourceType:
         versions = {}
         for name, schema in schemas.items():
-            made = kind_schema(group, name, kind, schema)
+            made = kind_schema(group, name, kind, schema, (selectable_fields or {}).get(name, ()))
             versions[name] = Version(name, made(), shape_of(made))
         return cls(group=group, kind=kind, plural=plural, singular=singular, namespaced=namespaced,
                    internal=CustomResource, versions=versions, storage_version=storage_version,
