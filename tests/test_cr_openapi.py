@@ -236,3 +236,47 @@ def test_kubectl_explain_validate_and_apply(kubectl):
     wait_until(lambda: "The schedule, changed." in kubectl.run("explain", "crontabs.spec.cronSpec", "--api-version=stable.example.com/v1").stdout,
                what="explain to show the changed description")
     kubectl.run("delete", "-f", str(path))
+
+
+async def test_each_version_publishes_the_subresources_it_serves(api):
+    """A subresource (or selectable field) only some versions have is in those versions' documents (v3 and v2) only."""
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}}
+    scale = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.parts.example.com"},
+           "spec": {"group": "parts.example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema,
+                                  "subresources": {"status": {}, "scale": scale},
+                                  "selectableFields": [{"jsonPath": ".spec.replicas"}]},
+                                 {"name": "v2", "served": True, "storage": False,  # a schema of its own
+                                  "schema": {"openAPIV3Schema": {**schema["openAPIV3Schema"], "description": "v2"}}}]}}
+    assert (await api.post(CRDS, crd)).status == 201
+
+    async def documents() -> dict[str, Any] | None:
+        found = {v: await api.get(f"/openapi/v3/apis/parts.example.com/{v}") for v in ("v1", "v2")}
+        return {v: d.body for v, d in found.items()} if all(d.status == 200 for d in found.values()) else None
+
+    published = await eventually(documents, what="both versions in OpenAPI v3")
+    for version, subresources in (("v1", {"status", "scale"}), ("v2", set())):
+        base = f"/apis/parts.example.com/{version}/namespaces/{{namespace}}/widgets/{{name}}"
+        paths = published[version]["paths"]
+        assert base in paths
+        assert {p.removeprefix(base + "/") for p in paths if p.startswith(base + "/")} == subresources, version
+    assert "io.k8s.api.autoscaling.v1.Scale" in published["v1"]["components"]["schemas"]
+    v2 = (await api.get("/openapi/v2")).body["paths"]
+    assert "/apis/parts.example.com/v1/namespaces/{namespace}/widgets/{name}/status" in v2
+    assert "/apis/parts.example.com/v1/namespaces/{namespace}/widgets/{name}/scale" in v2
+    assert "/apis/parts.example.com/v2/namespaces/{namespace}/widgets/{name}" in v2
+    assert "/apis/parts.example.com/v2/namespaces/{namespace}/widgets/{name}/status" not in v2
+
+    # selectable fields, as Kubernetes publishes them: on the kind and its list, in v3 and v2
+    selectable = [{"fieldPath": "spec.replicas"}]
+    for kind in ("com.example.parts.v1.Widget", "com.example.parts.v1.WidgetList"):
+        assert published["v1"]["components"]["schemas"][kind]["x-kubernetes-selectable-fields"] == selectable, kind
+        assert "x-kubernetes-selectable-fields" not in published["v2"]["components"]["schemas"][kind.replace("v1", "v2")]
+    definitions = (await api.get("/openapi/v2")).body["definitions"]
+    assert definitions["com.example.parts.v1.Widget"]["x-kubernetes-selectable-fields"] == selectable
+    assert definitions["com.example.parts.v1.WidgetList"]["x-kubernetes-selectable-fields"] == selectable

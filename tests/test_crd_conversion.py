@@ -36,10 +36,19 @@ V2_SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "proper
     "url": {"type": "string"}, "replicas": {"type": "integer", "default": 1}}}}}
 
 
+#: Each version's columns read its own fields.
+COLUMNS = {"v1": [{"name": "Host", "type": "string", "jsonPath": ".spec.host"},
+                  {"name": "Port", "type": "integer", "jsonPath": ".spec.port"}],
+           "v2": [{"name": "URL", "type": "string", "jsonPath": ".spec.url"},
+                  {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]}
+TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+
+
 def crd(conversion: dict[str, Any] | None = None, storage: str = "v1") -> dict[str, Any]:
     """Two served versions of one kind whose shapes differ: v1 ``spec.host`` and ``spec.port``,
-    v2 ``spec.url`` (and ``spec.replicas``, defaulted)."""
-    versions = [{"name": name, "served": True, "storage": name == storage, "schema": {"openAPIV3Schema": schema}}
+    v2 ``spec.url`` (and ``spec.replicas``, defaulted), each with columns of its fields."""
+    versions = [{"name": name, "served": True, "storage": name == storage, "schema": {"openAPIV3Schema": schema},
+                 "additionalPrinterColumns": COLUMNS[name]}
                 for name, schema in (("v1", V1_SCHEMA), ("v2", V2_SCHEMA))]
     spec: dict[str, Any] = {"group": GROUP, "scope": "Namespaced", "versions": versions,
                             "names": {"plural": "websites", "singular": "website", "kind": "WebSite", "listKind": "WebSiteList"}}
@@ -168,10 +177,11 @@ def service(port: int) -> dict[str, Any]:
             "spec": {"clusterIP": "127.0.0.1", "ports": [{"port": port, "protocol": "TCP"}]}}
 
 
-async def watch_lines(api: Client, path: str, count: int, **params: str) -> list[dict[str, Any]]:
+async def watch_lines(api: Client, path: str, count: int, headers: dict[str, str] | None = None,
+                      **params: str) -> list[dict[str, Any]]:
     """The first ``count`` events of a watch."""
     found: list[dict[str, Any]] = []
-    async with api.session.get(path, params={"watch": "true", **params}) as reply:
+    async with api.session.get(path, params={"watch": "true", **params}, headers=headers) as reply:
         assert reply.status == 200
         async with asyncio.timeout(10):
             while len(found) < count:
@@ -429,6 +439,51 @@ async def test_storage_version_migration(api: Client, webhook: ConversionWebhook
     assert (await api.get(f"{V1}/a")).body["spec"] == {"host": "a.example", "port": 1}
 
 
+# -- Tables ----------------------------------------------------------------------------------------
+def cells(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Table rows by name: the cells after Name."""
+    return {row["cells"][0]: row["cells"][1:] for row in rows}
+
+
+@pytest.mark.parametrize("strategy", ["None", "Webhook"])
+async def test_tables_are_made_from_the_object_in_the_version_asked_for(api: Client, webhook: ConversionWebhook,
+                                                                        ca: Issued, strategy: str) -> None:
+    await install(api, crd(by_url(webhook, ca) if strategy == "Webhook" else None))
+    assert (await api.post(V1, site("a", host="a.example", port=80))).status == 201
+    assert (await api.post(V1, site("b", host="b.example", port=81))).status == 201
+    # None keeps the fields (v2 prunes v1's and defaults its own); the webhook reshapes them
+    url = {"a": "https://a.example:80", "b": "https://b.example:81"} if strategy == "Webhook" else {"a": None, "b": None}
+    in_v1, in_v2 = {"a": ["a.example", 80], "b": ["b.example", 81]}, {n: [u, 1] for n, u in url.items()}
+
+    for path, names, expected in ((V1, ["Name", "Host", "Port"], in_v1), (V2, ["Name", "URL", "Replicas"], in_v2)):
+        webhook.reviews.clear()
+        listed = await api.get(path, headers=TABLE)
+        assert listed.status == 200, listed
+        assert [c["name"] for c in listed.body["columnDefinitions"]] == names
+        assert cells(listed.body["rows"]) == expected
+        assert listed.body["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+        got = await api.get(f"{path}/b?includeObject=None", headers=TABLE)
+        assert got.status == 200 and cells(got.body["rows"]) == {"b": expected["b"]}, got
+        assert "object" not in got.body["rows"][0]
+        events = await watch_lines(api, path, 2, headers=TABLE)
+        assert [e["object"]["kind"] for e in events] == ["Table", "Table"]
+        assert cells([row for e in events for row in e["object"]["rows"]]) == expected
+        # the storage version needs no webhook; v2's list page is one review, its GET and the watch's batch one each
+        sent = [len(r["request"]["objects"]) for r in webhook.reviews]
+        assert sent == ([2, 1] if path == V2 and strategy == "Webhook" else []) + sent[2:] and len(sent) <= 4, sent
+
+    # a change is shown in v2's columns to the watchers of v2
+    async def modified() -> list[dict[str, Any]]:
+        return await watch_lines(api, V2, 1, headers=TABLE, resourceVersion=listed.body["metadata"]["resourceVersion"])
+
+    watcher = asyncio.create_task(modified())
+    await asyncio.sleep(0.3)
+    assert (await api.patch(f"{V1}/a", {"spec": {"port": 9000}})).status == 200
+    event, = await watcher
+    assert event["type"] == "MODIFIED"
+    assert cells(event["object"]["rows"]) == {"a": ["https://a.example:9000" if strategy == "Webhook" else None, 1]}
+
+
 # -- kubectl ---------------------------------------------------------------------------------------
 async def kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> tuple[int, str, str]:
     """The real kubectl, run without blocking the loop the webhook answers on."""
@@ -459,10 +514,19 @@ async def test_kubectl_reads_and_writes_each_version(server: APIServer, api: Cli
     assert code == 0, err
     code, out, err = await kubectl(env, "get", v2, "web", "-o", "jsonpath={.spec.url}")
     assert (code, out) == (0, "https://web.example:1"), err
-    code, out, err = await kubectl(env, "get", v2)
-    assert code == 0 and "web" in out, err
+    code, out, err = await kubectl(env, "get", v2)  # a Table in v2's columns, from the object converted to v2
+    assert code == 0, err
+    assert [line.split() for line in out.split("\n")[:2]] == [["NAME", "URL", "REPLICAS"], ["web", "https://web.example:1", "1"]], out
+    code, out, err = await kubectl(env, "get", v1)
+    assert code == 0 and out.split("\n")[1].split() == ["web", "web.example", "1"], out
 
     await webhook.stop()
+    for args in ((v2,), (v2, "web"), (v2, "-o", "wide")):  # Tables need the webhook too, as in Kubernetes
+        code, out, err = await kubectl(env, "get", *args)
+        assert code == 1, out
+        assert f"Error from server (InternalError): Internal error occurred: conversion webhook for {GROUP}/v1, Kind=WebSite failed" in err, err
+    code, out, err = await kubectl(env, "get", v1)
+    assert code == 0 and "web.example" in out, err
     code, out, err = await kubectl(env, "get", v2, "web", "-o", "yaml")
     assert code == 1
     assert f"Error from server (InternalError): Internal error occurred: conversion webhook for {GROUP}/v1, Kind=WebSite failed" in err, err

@@ -266,6 +266,31 @@ async def test_the_finalizer_deletes_objects_no_version_serves_any_more(api: Cli
     assert (await api.get(f"/apis/{GROUP}/v1/relics")).body["items"] == []
 
 
+async def test_crd_groups_get_apiservices_as_crdregistration_makes_them(api: Client) -> None:
+    """Each served version: automanaged "true", groupPriorityMinimum 1000, versionPriority 100
+    (the versions then rank as Kubernetes versions); built-in groups keep their own."""
+    versions = [version("v1beta1"), version("v1", storage=True), version("v2alpha1"), version("v0", served=False)]
+    assert (await api.post(CRDS, crd("tools", "Tool", versions=versions))).status == 201
+
+    async def api_services() -> dict[str, dict[str, Any]] | None:
+        items = (await api.get("/apis/apiregistration.k8s.io/v1/apiservices")).body["items"]
+        found = {i["metadata"]["name"]: i for i in items if i["spec"].get("group") == GROUP}
+        return found if len(found) == 3 else None
+
+    found = await eventually(api_services, what="the CRD group's APIServices")
+    assert set(found) == {f"v1beta1.{GROUP}", f"v1.{GROUP}", f"v2alpha1.{GROUP}"}
+    for name, made in found.items():
+        assert made["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}, name
+        assert made["spec"] == {"group": GROUP, "version": name.split(".")[0], "groupPriorityMinimum": 1000,
+                                "versionPriority": 100}, name
+    group = (await api.get(f"/apis/{GROUP}")).body
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1", "v2alpha1"]
+    assert group["preferredVersion"]["version"] == "v1"
+    apps = (await api.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.apps")).body
+    assert apps["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "onstart"}
+    assert (apps["spec"]["groupPriorityMinimum"], apps["spec"]["versionPriority"]) == (17800, 15)
+
+
 def test_kubectl_lists_the_local_apiservice_of_a_crd_group_while_it_exists(kubectl: Kubectl) -> None:
     manifest = (FIXTURES / "crd.yaml").read_text()
     kubectl.apply_file("apply", manifest)
@@ -276,6 +301,9 @@ def test_kubectl_lists_the_local_apiservice_of_a_crd_group_while_it_exists(kubec
 
     row = next(line for line in wait_until(listed).splitlines() if line.startswith("v1alpha1.samplecontroller.k8s.io"))
     assert row.split()[1:3] == ["Local", "True"]
+    made = json.loads(kubectl.run("get", "apiservice", "v1alpha1.samplecontroller.k8s.io", "-o", "json").stdout)
+    assert made["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
+    assert (made["spec"]["groupPriorityMinimum"], made["spec"]["versionPriority"]) == (1000, 100)
     kubectl.run("delete", "crd", "foos.samplecontroller.k8s.io")
     wait_until(lambda: "v1alpha1.samplecontroller.k8s.io" not in kubectl.run("get", "apiservices").stdout,
                what="the APIService gone")

@@ -383,7 +383,7 @@ def test_third_party_names_and_shared_classes() -> None:
     scheme.add_kind(group="widgets.test.kplane.io", kind="Widget", plural="widgets", internal=Widget,
                     versions={"v1": WidgetV1, "v1alpha1": WidgetV1alpha1}, storage_version="v1")
     doc = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1"),
-                         lambda group, plural: {"": RESOURCE, "scale": SCALE_ENDPOINT, "status": STATUS})
+                         lambda group, plural, version: {"": RESOURCE, "scale": SCALE_ENDPOINT, "status": STATUS})
     schemas = doc["components"]["schemas"]
     widget = schemas["io.kplane.test.widgets.v1.Widget"]
     assert widget["x-kubernetes-group-version-kind"] == [{"group": "widgets.test.kplane.io", "kind": "Widget", "version": "v1"}]
@@ -399,10 +399,10 @@ def test_third_party_names_and_shared_classes() -> None:
         "x-kubernetes-group-version-kind"]["kind"] == "Widget"
     _all_refs_resolve(doc)
 
-    alpha = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1alpha1"), lambda group, plural: {"": RESOURCE})
+    alpha = build_document(scheme, GroupVersion("widgets.test.kplane.io", "v1alpha1"), lambda group, plural, version: {"": RESOURCE})
     assert {"io.kplane.test.widgets.v1alpha1.Widget", "io.kplane.test.widgets.v1alpha1.WidgetSpec"} <= set(alpha["components"]["schemas"])
 
-    core = build_document(scheme, GroupVersion("", "v1"), lambda group, plural: {"": RESOURCE})
+    core = build_document(scheme, GroupVersion("", "v1"), lambda group, plural, version: {"": RESOURCE})
     assert CORE_V1 + "Pod" in core["components"]["schemas"] and "/api/v1/namespaces/{namespace}/pods" in core["paths"]
 
 
@@ -411,7 +411,7 @@ def test_documents_are_built_once_per_scheme_generation() -> None:
     scheme.add_kind(group="", kind="Pod", plural="pods", internal=core_types.Pod, versions={"v1": PodSchema}, storage_version="v1")
 
     class OnlyResources:
-        def endpoints(self, group: str, plural: str) -> dict[str, Endpoint]:
+        def endpoints(self, group: str, plural: str, version: str = "") -> dict[str, Endpoint]:
             return {"": RESOURCE}
 
     openapi = OpenAPI(scheme, OnlyResources())  # type: ignore[arg-type]

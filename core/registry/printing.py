@@ -1,7 +1,8 @@
 """Table columns: what ``kubectl get`` shows for a kind (server-side printing).
 
 A strategy lists its columns; each computes one cell from the object in its storage version's
-wire form (a dict, read-only). ``priority=1`` columns appear only with ``-o wide``. A kind that
+wire form (a dict, read-only), or, for a kind that says ``reads_in_request_version`` (custom
+resources, whose columns are per version), in the request's version. ``priority=1`` columns appear only with ``-o wide``. A kind that
 declares nothing gets NAME and AGE, as kube-apiserver prints for custom resources.
 
     columns = [NAME, Column("Ready", "string", ready), Column("Up-to-date", "integer", updated), AGE]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from kplane.core.meta import errors
 from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
@@ -104,6 +104,15 @@ class ResourceType:
     #: Whether strategic merge patches apply: they need a schema's merge keys, which custom
     #: resources do not have (kube-apiserver refuses them there with 415).
     strategic_merge_patch: bool = True
+    #: Whether a strategy's table columns and selectable fields read the object in the request's
+    #: version (custom resources: each version has its own, as Kubernetes keeps an unstructured
+    #: object in its request's version) rather than the storage version's wire form (built-in
+    #: kinds, whose columns Kubernetes computes from the internal object).
+    reads_in_request_version: ClassVar[bool] = False
+    #: Whether a plugin's code defines the kind (registered as the server starts), rather than an
+    #: API object at run time (a CustomResourceDefinition's resource): kube-aggregator gives the
+    #: group/versions of the latter APIServices of their own kind.
+    built_in: ClassVar[bool] = True
 
     @property
     def list_kind(self) -> str:

@@ -83,9 +83,12 @@ if TYPE_CHECKING:
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 REF = "#/components/schemas/"
 WATCH_STREAM = "application/json;stream=watch"
+SELECTABLE_FIELDS = "x-kubernetes-selectable-fields"  # a kind's field selectors (custom resources')
 ONE_YEAR = 365 * 24 * 3600
-# A resource's served endpoints by subresource ("": the resource itself): Registry.endpoints.
-Endpoints = Callable[[str, str], dict[str, Endpoint]]
+# A resource's served endpoints in a version by subresource ("": the resource itself):
+# Registry.endpoints(group, plural, version). Each document lists its own version's (a custom
+# resource's subresources may differ per version).
+Endpoints = Callable[[str, str, str], dict[str, Endpoint]]
 
 _API_VERSION_TEXT = (
     "The version of the schema this object is written in: group/version, or only the version for the core "
@@ -226,7 +229,7 @@ class _Names:
             for group, versions in scheme.groups().items()
             for version in versions
             for rt in scheme.resources_in(group, version)
-            for e in endpoints(rt.group, rt.plural).values()
+            for e in endpoints(rt.group, rt.plural, version).values()
             if e.schema is not None and e.kind is not None
         ]
         for cls, gvk in [*declared, *served]:
@@ -459,7 +462,10 @@ class _Builder:
         return ref
 
     def list_ref(self, rt: ResourceType, one: dict[str, str]) -> dict[str, str]:
+        """The list kind's component; it carries its kind's selectable fields, as Kubernetes
+        publishes a custom resource's list."""
         name = one["$ref"].removeprefix(REF) + "List"
+        selectable = self.schemas[one["$ref"].removeprefix(REF)].get(SELECTABLE_FIELDS)
         self.schemas[name] = {
             "type": "object",
             "description": f"A list of {rt.kind} objects.",
@@ -472,6 +478,8 @@ class _Builder:
             "required": ["items"],
             "x-kubernetes-group-version-kind": [_mark(self.kind_of(rt, list_kind=True))],
         }
+        if selectable is not None:
+            self.schemas[name][SELECTABLE_FIELDS] = selectable
         return {"$ref": REF + name}
 
     def kind_of(self, rt: ResourceType, list_kind: bool = False) -> GroupVersionKind:
@@ -483,7 +491,7 @@ class _Builder:
         serves (the declarations discovery lists too); namespaced kinds also list across namespaces."""
         root = f"/apis/{self.gv.group}/{self.gv.version}" if self.gv.group else f"/api/{self.gv.version}"
         collection = f"{root}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{root}/{rt.plural}"
-        endpoints = self.endpoints(rt.group, rt.plural)
+        endpoints = self.endpoints(rt.group, rt.plural, self.gv.version)
         own = endpoints.get("")
         if own is None:
             return {}

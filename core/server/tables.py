@@ -1,8 +1,11 @@
 """Server-side printing: answering ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
 kubectl asks for a Table on ``get`` and prints its rows; the columns come from the resource's
-strategy (:mod:`kplane.core.registry.printing`). Each row carries the object as ``includeObject`` asks:
-``None``, ``Metadata`` (the default, a PartialObjectMetadata) or the whole ``Object``.
+strategy for the request's version (:mod:`kplane.core.registry.printing`). Each row carries the
+object as ``includeObject`` asks: ``None``, ``Metadata`` (the default, a PartialObjectMetadata) or
+the whole ``Object``. A kind whose columns read its request's version (custom resources) has each
+object converted to it first, as kube-apiserver converts before its table convertor runs; a
+conversion webhook's is awaited by the handlers before the rows are made (:attr:`objects`).
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ class TableBuilder:
 
     def __init__(self, rt: ResourceType, columns: Sequence[Column], version: str, include: str) -> None:
         self.rt, self.columns, self.version, self.include = rt, columns, version, include
-        self.objects = include == "Object"  # rows carry whole objects, which must be in ``version``
+        #: Whether rows need whole objects in ``version``: to carry them, or to compute the cells.
+        self.objects = include == "Object" or (rt.reads_in_request_version and not rt.reads_stored(version))
 
     content_type = TABLE
 
@@ -72,11 +76,14 @@ class TableBuilder:
     def item(self, stored: StoredObject) -> dict[str, Any]:
         """One object's row."""
         obj = stored.obj
-        row: dict[str, Any] = {"cells": [column.cell(obj) for column in self.columns]}
+        rt, as_stored = self.rt, self.rt.reads_stored(self.version)
+        in_version = obj if as_stored or not self.objects else rt.convert(obj, rt.storage_version, self.version)
+        row: dict[str, Any] = {"cells": [column.cell(in_version if rt.reads_in_request_version else obj)
+                                         for column in self.columns]}
         if self.include == "Metadata":
-            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": in_version["metadata"]}
         elif self.include == "Object":
-            row["object"] = stored.fragment() if self.rt.reads_stored(self.version) else self.rt.convert(obj, self.rt.storage_version, self.version)
+            row["object"] = stored.fragment() if as_stored else in_version
         return row
 
 

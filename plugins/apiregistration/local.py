@@ -7,9 +7,13 @@ priorities, or a backend a user gave it: a group served here is served here agai
 restart, as kube-aggregator's autoregister does), and automanaged Local ones for group/versions no
 longer served here are deleted. An APIService without the label is the user's and never touched.
 
-Groups that come and go while the server runs (those of CustomResourceDefinitions, as
-kube-aggregator's ``crdregistration`` controller keeps them) are followed by :class:`LocalSync`:
-every change of the scheme syncs again, several changes in a row once.
+Groups that come and go while the server runs (those of CustomResourceDefinitions) are followed by
+:class:`LocalSync`: every change of the scheme syncs again, several changes in a row once. Their
+APIServices are those kube-aggregator's ``crdregistration`` controller asks for: labelled
+``automanaged: "true"`` (kept in step continuously), ``groupPriorityMinimum`` 1000 and
+``versionPriority`` 100 for every version (kube-aggregator then orders them as Kubernetes versions).
+A group/version served by a plugin's kind (:attr:`ResourceType.built_in`) is a built-in one even
+if a CRD serves it too, as ``crdregistration`` leaves group/versions kube-apiserver serves alone.
 """
 
 from __future__ import annotations
@@ -29,15 +33,24 @@ log = logging.getLogger(__name__)
 
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 ON_START = "onstart"
+CONTINUOUSLY = "true"  # autoregister's value for the APIServices of CRD groups
+#: crdregistration's priorities: CRDs rank low, their versions sorted as any equal ones are.
+CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY = 1000, 100
+
 
 def desired(registry: Registry) -> dict[str, APIService]:
-    """The Local APIService of each group/version the scheme serves."""
+    """The Local APIService of each group/version the scheme serves: a built-in one's with the
+    group's priorities, one only CRDs serve with crdregistration's."""
+    scheme = registry.scheme
     wanted: dict[str, APIService] = {}
-    for group, versions in registry.scheme.groups().items():
-        for version, (group_priority, version_priority) in priorities(group, versions).items():
+    for group, versions in scheme.groups().items():
+        built_in = [v for v in versions if any(rt.built_in for rt in scheme.resources_in(group, v))]
+        found = {v: (*p, ON_START) for v, p in priorities(group, built_in).items()}
+        found.update({v: (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY, CONTINUOUSLY) for v in versions if v not in found})
+        for version, (group_priority, version_priority, managed) in found.items():
             name = f"{version}.{group}"
             wanted[name] = APIService(
-                metadata=ObjectMeta(name=name, labels={AUTOMANAGED: ON_START}),
+                metadata=ObjectMeta(name=name, labels={AUTOMANAGED: managed}),
                 spec=APIServiceSpec(group=group, version=version, group_priority_minimum=group_priority,
                                     version_priority=version_priority),
             )

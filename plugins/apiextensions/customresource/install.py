@@ -43,6 +43,8 @@ def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType
         schemas=schemas, served=served, storage_version=storage, short_names=names.get("shortNames") or (),
         categories=names.get("categories") or (), uid=crd["metadata"].get("uid", ""), plugin=PLUGIN,
         stored_versions=status.get("storedVersions") or (), webhook=webhook,
+        selectable_fields={v["name"]: [(f.get("jsonPath") or "").removeprefix(".") for f in v.get("selectableFields") or ()]
+                           for v in versions},
     )
 
 
@@ -92,7 +94,7 @@ def serve(registry: Registry, crd: dict[str, Any], webhooks: Webhooks) -> Custom
     ``status`` and ``scale``. Each is registered for its version (so a version without
     ``status`` does not serve it); the resource's, and a subresource every served version has,
     for every version too (the storage version's: what writes made in code and readers that name
-    no version, such as OpenAPI, see). ``webhooks`` is what its conversion webhook, if it has
+    no version see). ``webhooks`` is what its conversion webhook, if it has
     one, is called with."""
     rt = resource_type(crd, webhooks)
     unserve(registry, rt.group, rt.plural)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -58,15 +58,18 @@ class CustomResourceType(ResourceType):
     #: ``status.storedVersions``: the versions objects may be stored in.
     stored_versions: frozenset[str] = frozenset()
     webhook: WebhookConverter | None = None  # the ``Webhook`` strategy's; None: ``None``
+    reads_in_request_version: ClassVar[bool] = True  # columns and selectable fields are per version
+    built_in: ClassVar[bool] = False  # defined by a CRD, not by a plugin's code
 
     @classmethod
     def of(cls, *, group: str, kind: str, plural: str, singular: str, namespaced: bool,
            schemas: dict[str, dict[str, Any] | None], served: frozenset[str], storage_version: str, short_names: Sequence[str] = (),
            categories: Sequence[str] = (), uid: str = "", plugin: str = "", stored_versions: Sequence[str] = (),
-           webhook: WebhookConverter | None = None) -> CustomResourceType:
+           webhook: WebhookConverter | None = None,
+           selectable_fields: dict[str, Sequence[str]] | None = None) -> CustomResourceType:
         versions = {}
         for name, schema in schemas.items():
-            made = kind_schema(group, name, kind, schema)
+            made = kind_schema(group, name, kind, schema, (selectable_fields or {}).get(name, ()))
             versions[name] = Version(name, made(), shape_of(made))
         return cls(group=group, kind=kind, plural=plural, singular=singular, namespaced=namespaced,
                    internal=CustomResource, versions=versions, storage_version=storage_version,

@@ -29,6 +29,7 @@ registry, which would otherwise hold every class made for every CRD version ever
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from kplane.api import ObjectMetaSchema, Schema, fields
@@ -64,15 +65,21 @@ class _Unregistered(Schema):
         register = False
 
 
+SELECTABLE_FIELDS = "x-kubernetes-selectable-fields"
+
+
 def model_name(group: str, version: str, kind: str) -> str:
     """The component name Kubernetes gives a custom resource's kind: ``com.example.stable.v1.CronTab``."""
     return ".".join([*reversed(group.split(".")), version, kind])
 
 
-def kind_schema(group: str, version: str, kind: str, schema: dict[str, Any] | None) -> type[Schema]:
+def kind_schema(group: str, version: str, kind: str, schema: dict[str, Any] | None,
+                selectable_fields: Sequence[str] = ()) -> type[Schema]:
     """The schema class of ``kind`` in ``group/version``: ``metadata`` as ObjectMeta, every other
     property of ``schema`` (the version's ``openAPIV3Schema``) as a field carrying its own
-    OpenAPI, the root's other keys on the class."""
+    OpenAPI, the root's other keys on the class, with the version's ``selectable_fields`` (their
+    paths without the leading dot) as ``x-kubernetes-selectable-fields``, as Kubernetes publishes
+    them (its list's too)."""
     module = f"kplane.customresources.{group}.{version}"
     declared: dict[str, Any] = {"metadata": fields.Nested(ObjectMetaSchema, metadata={"description": _METADATA_TEXT})}
     root = schema or {}
@@ -84,6 +91,8 @@ def kind_schema(group: str, version: str, kind: str, schema: dict[str, Any] | No
     cls.openapi_name = model_name(group, version, kind)
     cls.openapi = _v3(own)
     cls.openapi_v2 = _v2(own)
+    if selectable_fields:
+        cls.openapi[SELECTABLE_FIELDS] = cls.openapi_v2[SELECTABLE_FIELDS] = [{"fieldPath": f} for f in selectable_fields]
     return cls
 
 
