@@ -17,30 +17,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import aiohttp
 
 from common import DEPLOYMENTS as PATH
-from common import deployment, free_port, kplane, post_all, rate, wait_ready
+from common import deployment, free_port, kplane, median_get_ms, post_all, rate, wait_ready
 
 HERE = Path(__file__).parent
 
 
 async def list_ms(url: str, repeat: int = 5) -> float:
-    times = []
     async with aiohttp.ClientSession(base_url=url) as session:
-        for _ in range(repeat):
-            began = time.perf_counter()
-            async with session.get(PATH) as reply:
-                await reply.read()
-            times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
+        return await median_get_ms(session, PATH, repeat)
 
 
 async def main(seconds: float, list_size: int) -> None:

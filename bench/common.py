@@ -126,6 +126,18 @@ def memory_mib(pid: int) -> tuple[float, float]:
     return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
+async def median_get_ms(session: aiohttp.ClientSession, path: str, repeat: int, **params: str) -> float:
+    """The median time of ``repeat`` GETs of ``path`` (each read whole), in milliseconds."""
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        async with session.get(path, params=params) as reply:
+            assert reply.status == 200, reply.status
+            await reply.read()
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
 def reset_peak_memory(pid: int) -> None:
     """Start a new peak-RSS measurement (writing 5 to clear_refs resets VmHWM)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")

@@ -36,7 +36,7 @@ from typing import Any
 import aiohttp
 import yaml
 
-from common import kplane, post_all, print_comparison, rate
+from common import kplane, median_get_ms, post_all, print_comparison, rate
 from tests.isolated import Venv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,17 +121,6 @@ async def crd_to_served(session: aiohttp.ClientSession, crd: dict[str, Any]) -> 
                                       after(f"/apis/{group}/{crd['spec']['versions'][0]['name']}/namespaces/default/{plural}")))
 
 
-async def list_ms(session: aiohttp.ClientSession, path: str, repeat: int, **params: str) -> float:
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        async with session.get(path, params=params) as reply:
-            assert reply.status == 200
-            await reply.read()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
-
-
 async def measure(url: str, seconds: float, objects: int, path: str = FOOS, body: Any = foo) -> dict[str, float]:
     async def create(session: aiohttp.ClientSession, worker: int, i: int) -> int:
         async with session.post(path, json=body(f"c-{worker}-{i}")) as reply:
@@ -142,8 +131,8 @@ async def measure(url: str, seconds: float, objects: int, path: str = FOOS, body
     created = await rate(url, seconds, 16, create)
     await post_all(url, path, [body(f"fill-{i:05d}") for i in range(max(0, objects - created.requests))])
     async with aiohttp.ClientSession(base_url=url, timeout=aiohttp.ClientTimeout(total=None)) as session:
-        await list_ms(session, path, 1)  # warm
-        full, cached = await list_ms(session, path, 5), await list_ms(session, path, 5, resourceVersion="0")
+        await median_get_ms(session, path, 1)  # warm
+        full, cached = await median_get_ms(session, path, 5), await median_get_ms(session, path, 5, resourceVersion="0")
     return {"creates/s (16 clients)": created.per_second, "create p50 (ms)": created.p50_ms, "create p99 (ms)": created.p99_ms,
             f"LIST {objects}, consistent (ms)": full, f"LIST {objects}, resourceVersion=0 (ms)": cached}
 

@@ -13,25 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, deployment, kplane, memory_mib, post_all, print_comparison, reset_peak_memory
-
-
-async def timed_ms(session: aiohttp.ClientSession, repeat: int, **params: str) -> float:
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        async with session.get(DEPLOYMENTS, params=params) as reply:
-            assert reply.status == 200
-            await reply.read()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
+from common import DEPLOYMENTS, deployment, kplane, median_get_ms, memory_mib, post_all, print_comparison, reset_peak_memory
 
 
 async def paged_ms(session: aiohttp.ClientSession, page: int) -> float:
@@ -46,11 +34,11 @@ async def paged_ms(session: aiohttp.ClientSession, page: int) -> float:
 
 async def measure(url: str, pid: int, repeat: int) -> dict[str, float]:
     async with aiohttp.ClientSession(base_url=url, timeout=aiohttp.ClientTimeout(total=None)) as session:
-        await timed_ms(session, 1)  # warm: the cache is filled, code paths are hot
+        await median_get_ms(session, DEPLOYMENTS, 1)  # warm: the cache is filled, code paths are hot
         before, _ = memory_mib(pid)
         reset_peak_memory(pid)
-        full = await timed_ms(session, repeat)
-        any_rv = await timed_ms(session, repeat, resourceVersion="0")
+        full = await median_get_ms(session, DEPLOYMENTS, repeat)
+        any_rv = await median_get_ms(session, DEPLOYMENTS, repeat, resourceVersion="0")
         paged = await paged_ms(session, 100)
         _, peak = memory_mib(pid)
     return {"LIST, consistent (ms)": full, "LIST, resourceVersion=0 (ms)": any_rv,

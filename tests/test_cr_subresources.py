@@ -16,9 +16,9 @@ import yaml
 
 from kplane.plugins.apiextensions.customresource.columns import go_float, printed, typed_cell
 from kplane.plugins.apiextensions.customresource.jsonpath import JSONPath, JSONPathError
+from tests.crds import CRDS, create_served
 
 CRD = yaml.safe_load((Path(__file__).parent / "fixtures" / "crd-widgets-subresources.yaml").read_text())
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 V1 = "/apis/example.com/v1/namespaces/default/gizmos"
 V1BETA1 = "/apis/example.com/v1beta1/namespaces/default/gizmos"
 TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
@@ -29,13 +29,7 @@ def gizmo(name: str, **spec: Any) -> dict[str, Any]:
 
 
 async def served(api, crd: dict[str, Any], path: str) -> None:
-    reply = await api.post(CRDS, crd)
-    assert reply.status == 201, reply
-    for _ in range(100):
-        if (await api.get(path)).status == 200:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} not served")
+    await create_served(api, crd, path)
 
 
 @pytest.fixture

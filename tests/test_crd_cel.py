@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import Client, Reply
+from tests.crds import CRDS, create_served, crd_body
 from tests.kubectl_cli import Kubectl
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/cel.example.com/v1/namespaces/default/widgets"
 
 SPEC: dict[str, Any] = {
@@ -46,14 +46,7 @@ SPEC: dict[str, Any] = {
 
 
 def crd(spec_schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.cel.example.com"},
-        "spec": {"group": "cel.example.com", "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                     "type": "object", "properties": {"spec": spec_schema}}}}]},
-    }
+    return crd_body("cel.example.com", "widgets", "Widget", {"type": "object", "properties": {"spec": spec_schema}})
 
 
 def widget(object_name: str, **spec: Any) -> dict[str, Any]:
@@ -61,13 +54,7 @@ def widget(object_name: str, **spec: Any) -> dict[str, Any]:
 
 
 async def served(api: Client, body: dict[str, Any]) -> None:
-    created = await api.post(CRDS, body)
-    assert created.status == 201, created
-    for _ in range(100):
-        if (await api.get(WIDGETS)).status == 200:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the CRD was not served")
+    await create_served(api, body, WIDGETS)
 
 
 def causes(reply: Reply) -> list[tuple[str, str, str]]:

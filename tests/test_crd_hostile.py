@@ -4,37 +4,18 @@ and nothing is stored by a refused request."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 from tests.conftest import Client
+from tests.crds import CRDS, create_served, crd_body
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
 
 
 def crd(plural: str, spec: dict[str, Any], **version: Any) -> dict[str, Any]:
     kind = plural.capitalize().removesuffix("s")
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.hostile.example.com"},
-        "spec": {"group": "hostile.example.com", "scope": "Namespaced",
-                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
-                 "versions": [{"name": "v1", "served": True, "storage": True, **version, "schema": {"openAPIV3Schema": {
-                     "type": "object", "properties": {"spec": spec}}}}]},
-    }
-
-
-async def served(api: Client, body: dict[str, Any]) -> str:
-    created = await api.post(CRDS, body)
-    assert created.status == 201, created
-    path = f"/apis/hostile.example.com/v1/namespaces/default/{body['spec']['names']['plural']}"
-    for _ in range(100):
-        if (await api.get(path)).status == 200:
-            return path
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} not served")
+    return crd_body("hostile.example.com", plural, kind, {"type": "object", "properties": {"spec": spec}}, **version)
 
 
 def obj(kind: str, name: str, **spec: Any) -> dict[str, Any]:
@@ -43,7 +24,7 @@ def obj(kind: str, name: str, **spec: Any) -> dict[str, Any]:
 
 async def test_defaults_cannot_grow_a_small_body_without_bound(api: Client) -> None:
     """5,000 nulls under a 100 KB default would be 500 MB: refused with a 413 before it is built."""
-    path = await served(api, crd("fills", {"type": "object", "properties": {
+    path = await create_served(api, crd("fills", {"type": "object", "properties": {
         "l": {"type": "array", "items": {"type": "string", "default": "x" * 100_000}}}}))
     began = time.perf_counter()
     refused = await api.post(path, obj("Fill", "big", l=[None] * 5000))
@@ -55,7 +36,7 @@ async def test_defaults_cannot_grow_a_small_body_without_bound(api: Client) -> N
 
 
 async def test_recursive_descent_columns_on_a_large_object_answer_quickly(api: Client) -> None:
-    path = await served(api, crd("walks", {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    path = await create_served(api, crd("walks", {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                  additionalPrinterColumns=[{"name": "X", "type": "string", "jsonPath": ".spec..x"}]))
     created = await api.post(path, obj("Walk", "wide", l=[0] * 300_000, x="found"))
     assert created.status == 201, created
@@ -71,7 +52,7 @@ async def test_recursive_descent_columns_on_a_large_object_answer_quickly(api: C
 
 
 async def test_a_duration_of_thousands_of_digits_is_invalid_not_a_500(api: Client) -> None:
-    path = await served(api, crd("waits", {"type": "object", "properties": {"d": {"type": "string", "format": "duration"}}}))
+    path = await create_served(api, crd("waits", {"type": "object", "properties": {"d": {"type": "string", "format": "duration"}}}))
     refused = await api.post(path, obj("Wait", "long", d="1" * 5000 + "x"))
     assert refused.status == 422 and refused.body["reason"] == "Invalid", refused
     assert (await api.get(f"{path}/long")).status == 404
@@ -89,7 +70,7 @@ async def test_a_rule_growing_a_string_is_refused_for_what_it_builds(api: Client
     assert refused.status == 422, refused
     assert "estimated rule cost exceeds budget" in refused.body["message"]
     assert (await api.get(f"{CRDS}/grows.hostile.example.com")).status == 404
-    path = await served(api, crd("grows", rule(3)))
+    path = await create_served(api, crd("grows", rule(3)))
     began = time.perf_counter()
     created = await api.post(path, obj("Grow", "most", s="a" * 40))
     assert created.status == 201, created
