@@ -4,6 +4,7 @@ causes, and nothing is stored."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from typing import Any
@@ -269,7 +270,8 @@ async def test_wrong_types_in_a_schema_are_bad_requests(api):
 async def test_updates_keep_stored_versions_and_immutable_fields(api):
     body = crd(versions=two_versions(schema(), schema()))
     body["spec"]["versions"][1]["storage"], body["spec"]["versions"][0]["storage"] = True, False
-    created = (await api.post(CRDS, body)).body
+    assert (await api.post(CRDS, body)).status == 201
+    created = await established(api)  # the controllers are done writing its status: no 409 below
     moved = copy.deepcopy(created)
     moved["spec"]["versions"][0]["storage"], moved["spec"]["versions"][1]["storage"] = True, False
     moved = (await api.put(f"{CRDS}/{NAME}", moved)).body
@@ -285,6 +287,16 @@ async def test_updates_keep_stored_versions_and_immutable_fields(api):
         "until a storage migration ensures no data remains persisted in v2 and removes v2 from status.storedVersions")
     assert causes["spec.group"] == 'Invalid value: "example.org": field is immutable'
     assert (await api.get(f"{CRDS}/{NAME}")).body["spec"]["versions"] == moved["spec"]["versions"]
+
+
+async def established(api: Any) -> dict[str, Any]:
+    """The CRD once the server's controllers have established it."""
+    for _ in range(200):
+        found = (await api.get(f"{CRDS}/{NAME}")).body
+        if any(c["type"] == "Established" and c["status"] == "True" for c in found.get("status", {}).get("conditions") or []):
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{NAME} not established")
 
 
 def deep(levels: int) -> dict[str, Any]:

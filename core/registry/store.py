@@ -11,11 +11,12 @@ on the way out; the HTTP layer converts those to the version a client asked for.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -265,11 +266,17 @@ class Store(Served):
             error.details["retryAfterSeconds"] = 1
         raise error
 
+    async def _run(self, validation: Callable[..., list[errors.FieldError]], *args: Any) -> list[errors.FieldError]:
+        """A strategy's validation, in a worker thread when it says so (``validates_in_thread``)."""
+        if self.strategy.validates_in_thread:
+            return await asyncio.to_thread(validation, *args)
+        return validation(*args)
+
     async def _prepare_create(self, ctx: RequestContext, obj: Any) -> dict[str, Any]:
         """``rest.BeforeCreate`` and validating admission; returns the storage-version wire form."""
         meta = obj.metadata
         self.strategy.prepare_for_create(ctx, obj)
-        problems = self.strategy.validate(ctx, obj) + validate_object_meta(
+        problems = await self._run(self.strategy.validate, ctx, obj) + validate_object_meta(
             meta, namespaced=self.resource.namespaced, name_validator=self.strategy.name_validator
         )
         if problems:
@@ -341,7 +348,7 @@ class Store(Served):
         meta.self_link = None
         await self.admission.mutate(self._admission(Operation.UPDATE, ctx, obj, old))
         self.strategy.prepare_for_update(ctx, obj, old)
-        problems = validate_object_meta_update(meta, old_meta) + self.strategy.validate_update(ctx, obj, old)
+        problems = validate_object_meta_update(meta, old_meta) + await self._run(self.strategy.validate_update, ctx, obj, old)
         if problems:
             raise self._invalid(name, problems)
         ctx.warnings += self.strategy.warnings_on_update(ctx, obj, old)

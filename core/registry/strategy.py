@@ -95,6 +95,11 @@ class Strategy:
     #: that kind are accepted as ``application/vnd.kubernetes.protobuf`` too.
     response_protobuf: Message | None = None
 
+    #: ``validate`` and ``validate_update`` can take long (a CustomResourceDefinition's schema of
+    #: thousands of nodes) and read nothing but their arguments: the Store runs them in a worker
+    #: thread, so the event loop keeps serving other requests meanwhile.
+    validates_in_thread: bool = False
+
     def prepare_for_create(self, ctx: RequestContext, obj: Any) -> None:
         """Normalise a new object before validation (e.g. clear status, set generation 1)."""
 

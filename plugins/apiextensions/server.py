@@ -8,7 +8,9 @@ each change is applied to this server's Scheme and Registry when the watch deliv
 (:mod:`~kplane.plugins.apiextensions.customresource.install`), so with several servers on one
 storage each serves what the others created. A CRD's resource is served once it is
 ``Established``; it stays served while it is ``Terminating`` (new objects are refused then) and
-goes with the CRD. Start waits until the CRDs are listed and served, so a server that restarts
+goes with the CRD. What serving a CRD takes (its classes, validators, patterns and CEL
+programs) is made in a worker thread, so a large schema does not hold up other requests; a
+change that arrives meanwhile supersedes it. Start waits until the CRDs are listed and served, so a server that restarts
 reports ready only once it serves every CRD stored before.
 
 The names a plugin's kinds serve are taken for the naming controller (a CRD cannot shadow them),
@@ -55,6 +57,8 @@ class APIExtensions:
         self.controllers = [NamingController(self.crds, client, self._reserved), EstablishingController(self.crds, client),
                             FinalizerController(self.crds, client, StoredInstances(registry))]
         self._served: dict[str, tuple[str, str, str]] = {}  # CRD name -> (group, plural, resourceVersion)
+        self._wanted: dict[str, tuple[str, str, str]] = {}  # the latest change of each, being prepared or served
+        self._pending: set[asyncio.Task[None]] = set()  # changes being prepared
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self, sync_timeout: float = 10.0) -> None:
@@ -63,12 +67,14 @@ class APIExtensions:
         try:
             async with asyncio.timeout(sync_timeout):
                 await wait_synced(*(i for i in (self.crds, self.services) if i is not None))
+                await self._settled()
         except TimeoutError:
             log.warning("CustomResourceDefinitions not listed within %ss; served once they are", sync_timeout)
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        for task in [*self._tasks, *self._pending]:
             task.cancel()
+        await asyncio.gather(*self._pending, return_exceptions=True)
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -82,15 +88,36 @@ class APIExtensions:
             return
         accepted = (crd.get("status") or {}).get("acceptedNames") or {}
         served = (crd["spec"]["group"], accepted.get("plural", ""), crd["metadata"].get("resourceVersion", ""))
-        if self._served.get(name) == served:
+        if served in (self._served.get(name), self._wanted.get(name)):
             return
-        self._deleted(crd)
+        self._wanted[name] = served
+        task = asyncio.create_task(self._serve(crd, served), name=f"crd:serve:{name}")
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _serve(self, crd: dict[str, Any], served: tuple[str, str, str]) -> None:
+        """Prepare ``crd``'s kind in a worker thread (a large schema's validators, patterns and
+        rules take a while to make), then serve it, unless a newer change of it came meanwhile."""
+        name = crd["metadata"]["name"]
         try:
-            install.serve(self.registry, crd, self.webhooks)
+            prepared = await asyncio.to_thread(install.prepare, crd, self.webhooks)
+        except Exception:
+            log.exception("CustomResourceDefinition %s cannot be served", name)
+            return
+        if self._wanted.get(name) != served:
+            return  # changed or deleted meanwhile: the newer change is served instead
+        self._unserve(name)
+        try:
+            install.serve(self.registry, prepared)
         except ConflictError as err:
             log.warning("CustomResourceDefinition %s is not served: %s", name, err)
             return
         self._served[name] = served
+
+    async def _settled(self) -> None:
+        """Until every CRD change seen so far is served."""
+        while self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
 
     def _reserved(self, group: str) -> tuple[set[str], set[str]]:
         """The resource names and kinds of ``group`` served by plugins' kinds."""
@@ -103,7 +130,11 @@ class APIExtensions:
         return resources, kinds
 
     def _deleted(self, crd: dict[str, Any]) -> None:
-        served = self._served.pop(crd["metadata"]["name"], None)
+        self._wanted.pop(crd["metadata"]["name"], None)
+        self._unserve(crd["metadata"]["name"])
+
+    def _unserve(self, name: str) -> None:
+        served = self._served.pop(name, None)
         if served is not None:
             install.unserve(self.registry, served[0], served[1])
 

@@ -32,6 +32,7 @@ def _add_stored_version(crd: CustomResourceDefinition) -> None:
 
 class CustomResourceDefinitionStrategy(Strategy):
     columns = COLUMNS
+    validates_in_thread = True  # a schema of thousands of nodes takes a while; validation reads only the CRD
 
     def prepare_for_create(self, ctx: RequestContext, obj: CustomResourceDefinition) -> None:
         obj.status = CustomResourceDefinitionStatus()

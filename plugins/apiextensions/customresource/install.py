@@ -8,6 +8,7 @@ request after it sees the CRD as it is now (Stores are rebuilt when the scheme c
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kplane.api import FieldPath, Registry
@@ -17,11 +18,11 @@ from kplane.plugins.apiextensions.customresource.conversion import WebhookConver
 from kplane.plugins.apiextensions.customresource.jsonpath import JSONPath, JSONPathError
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
 from kplane.plugins.apiextensions.customresource.scale import CustomResourceScale
-from kplane.plugins.apiextensions.schema.cel import RuleValidator
-from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 from kplane.plugins.apiextensions.customresource.strategy import (
     Behaviour, CustomResourceStatusStrategy, CustomResourceStrategy, Definition, ScalePaths,
 )
+from kplane.plugins.apiextensions.schema.cel import RuleValidator
+from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
 PLUGIN = "apiextensions"  # what the Scheme says registered a custom resource's kind
 
@@ -89,18 +90,32 @@ def selectable_fields(declared: Any, namespaced: bool) -> dict[str, FieldPath]:
     return found
 
 
-def serve(registry: Registry, crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
-    """Serve ``crd``'s resource (again): the kind, and per served version its strategies,
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """What serving a CRD takes, made without touching the server (:func:`prepare`), so the work
+    of a large schema (its validators, patterns, rules and classes) can run off the event loop."""
+
+    rt: CustomResourceType
+    definition: Definition
+    versions: dict[str, Behaviour]
+
+
+def prepare(crd: dict[str, Any], webhooks: Webhooks) -> Prepared:
+    """The kind, its definition and each version's behaviour, from ``crd``: CPU only, no server state."""
+    rt = resource_type(crd, webhooks)
+    versions = {v["name"]: behaviour(crd["spec"], v, rt.namespaced) for v in crd["spec"].get("versions") or []}
+    return Prepared(rt, definition(crd, rt), versions)
+
+
+def serve(registry: Registry, prepared: Prepared) -> CustomResourceType:
+    """Serve a prepared CRD's resource (again): the kind, and per served version its strategies,
     ``status`` and ``scale``. Each is registered for its version (so a version without
     ``status`` does not serve it); the resource's, and a subresource every served version has,
     for every version too (the storage version's: what writes made in code and readers that name
-    no version see). ``webhooks`` is what its conversion webhook, if it has
-    one, is called with."""
-    rt = resource_type(crd, webhooks)
+    no version see)."""
+    rt, found, versions = prepared.rt, prepared.definition, prepared.versions
     unserve(registry, rt.group, rt.plural)
     registry.scheme.add_type(rt)
-    found = definition(crd, rt)
-    versions = {v["name"]: behaviour(crd["spec"], v, rt.namespaced) for v in crd["spec"].get("versions") or []}
     served = [name for name in versions if rt.serves(name)]
     registry.add_strategy(rt.group, rt.plural, CustomResourceStrategy(found, versions[rt.storage_version]))
     for name in served:
