@@ -39,7 +39,8 @@ from kplane.api import (
 from kplane.plugins.apiextensions.customresource.conversion import ConversionError, WebhookConverter
 from kplane.plugins.apiextensions.customresource.schemas import kind_schema
 from kplane.plugins.apiextensions.customresource.types import CustomResource
-from kplane.plugins.apiextensions.schema.defaulting import default, has_defaults
+from kplane.plugins.apiextensions.schema import structural
+from kplane.plugins.apiextensions.schema.defaulting import default
 from kplane.plugins.apiextensions.schema.pruning import MalformedMetadata, prune
 
 _META = shape_of(ObjectMetaSchema)
@@ -74,7 +75,7 @@ class CustomResourceType(ResourceType):
         return cls(group=group, kind=kind, plural=plural, singular=singular, namespaced=namespaced,
                    internal=CustomResource, versions=versions, storage_version=storage_version,
                    short_names=tuple(short_names), categories=tuple(categories), plugin=plugin,
-                   schemas=dict(schemas), defaulted=frozenset(v for v, s in schemas.items() if has_defaults(s)),
+                   schemas=dict(schemas), defaulted=frozenset(v for v, s in schemas.items() if structural.has_defaults(s)),
                    served=served, uid=uid, strategic_merge_patch=False,
                    stored_versions=frozenset(stored_versions) | {storage_version}, webhook=webhook)
 

@@ -46,16 +46,6 @@ class _Budget:
         return value
 
 
-def has_defaults(schema: dict[str, Any] | None) -> bool:
-    """Whether ``schema`` declares a default anywhere (else :func:`default` never changes anything)."""
-    if not isinstance(schema, dict):
-        return False
-    if "default" in schema:
-        return True
-    children = [*(schema.get("properties") or {}).values(), schema.get("items"), schema.get("additionalProperties")]
-    return any(has_defaults(child) for child in children if isinstance(child, dict))
-
-
 def default(value: Any, schema: dict[str, Any] | None) -> None:
     """Fill in the defaults ``schema`` declares under ``value``, in place; a 413 APIError
     (``value`` left partly defaulted) past :data:`MAX_DEFAULTED_BYTES`."""

@@ -122,6 +122,7 @@ def walk(schema: Schema | None) -> list[Schema]:
 
 
 def has_defaults(schema: Schema | None) -> bool:
+    """Whether ``schema`` declares a default anywhere (else defaulting never changes anything)."""
     return any("default" in node for node in walk(schema))
 
 
