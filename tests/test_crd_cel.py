@@ -121,6 +121,18 @@ async def test_custom_resources_are_checked_by_their_rules(api: Client) -> None:
     assert (await api.get(f"{WIDGETS}/bad")).status == 404
 
 
+async def test_rules_are_not_evaluated_on_values_their_schema_refused(api: Client) -> None:
+    """A wrong type, too long a value (kube's ``hasBlockingErr``): the rules are not run on it and
+    one cause says so; a failure that does not block (a maximum) still lets them run."""
+    await served(api, crd(SPEC))
+    mistyped = await api.post(WIDGETS, widget("typed", replicas="five", maxReplicas=3, memory="x" * 40))
+    assert mistyped.status == 422, mistyped
+    assert [(t, f) for t, f, _ in causes(mistyped)] == [
+        ("FieldValueTypeInvalid", "spec.replicas"), ("FieldValueTooLong", "spec.memory"), ("FieldValueInvalid", "<nil>")]
+    assert causes(mistyped)[-1][2] == ('Invalid value: "null": some validation rules were not checked because the '
+                                       "object was invalid; correct the existing errors to complete validation")
+
+
 async def test_transition_rules_see_the_stored_object(api: Client) -> None:
     await served(api, crd(SPEC))
     assert (await api.post(WIDGETS, widget("w", name="a", replicas=1, maxReplicas=1))).status == 201  # no oldSelf on create

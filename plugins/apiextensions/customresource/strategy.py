@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from kplane.api import FieldError, RequestContext, Strategy, errors, invalid
+from kplane.api import FieldError, FieldErrorType, RequestContext, Strategy, errors, invalid
 from kplane.plugins.apiextensions.customresource.columns import go_float
 from kplane.plugins.apiextensions.customresource.types import CustomResource
 from kplane.plugins.apiextensions.schema.cel import RuleValidator, root_value
@@ -108,27 +108,38 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, ctx: RequestContext, obj: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
-        return (self.definition.validators[version].validate(obj.content)
-                + scale_errors(obj.content, self.behaviour.scale, spec=True)
-                + self.rule_errors(ctx, version, obj, None))
+        errs = self.definition.validators[version].validate(obj.content) + scale_errors(obj.content, self.behaviour.scale, spec=True)
+        return errs + self.rule_errors(ctx, version, obj, None, errs)
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
-        return (self.definition.validators[version].validate(obj.content, old.content)
-                + scale_errors(obj.content, self.behaviour.scale, spec=True)
-                + self.rule_errors(ctx, version, obj, old))
+        errs = (self.definition.validators[version].validate(obj.content, old.content)
+                + scale_errors(obj.content, self.behaviour.scale, spec=True))
+        return errs + self.rule_errors(ctx, version, obj, old, errs)
 
-    def rule_errors(self, ctx: RequestContext, version: str, obj: CustomResource, old: CustomResource | None) -> list[FieldError]:
+    def rule_errors(self, ctx: RequestContext, version: str, obj: CustomResource, old: CustomResource | None,
+                    found: list[FieldError]) -> list[FieldError]:
         """The version's CEL rules on the whole object (and the stored one on update); the
-        failures that ratchet become the request's warnings, as kube-apiserver sends them."""
+        failures that ratchet become the request's warnings, as kube-apiserver sends them. Not run
+        when schema validation ``found`` a wrong type, a missing or unsupported value or too long a
+        one (``hasBlockingErr``): rules would see values their schema does not allow."""
         rules = self.definition.rules[version]
         if rules.root is None:
             return []
+        if any(error.type in _BLOCKING for error in found):
+            return [invalid("<nil>", "null", RULES_NOT_CHECKED)]  # field.Invalid(nil, nil, ...): Go prints the nil as "null"
         api_version = f"{self.definition.group}/{version}"
         def value(o: CustomResource) -> dict[str, Any]:
             meta = {"name": o.metadata.name, "generateName": o.metadata.generate_name}
             return root_value(api_version, self.definition.kind, meta, o.content)
         return rules.validate(value(obj), None if old is None else value(old), ctx.warnings)
+
+
+#: Schema errors after which CEL rules are not evaluated (kube's ``hasBlockingErr``).
+_BLOCKING = frozenset({FieldErrorType.NOT_SUPPORTED, FieldErrorType.REQUIRED, FieldErrorType.TOO_LONG,
+                       FieldErrorType.TOO_MANY, FieldErrorType.TYPE_INVALID})
+RULES_NOT_CHECKED = ("some validation rules were not checked because the object was invalid; "
+                     "correct the existing errors to complete validation")
 
 
 class CustomResourceStatusStrategy(CustomResourceStrategy):
@@ -149,9 +160,9 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
 
     def validate_update(self, ctx: RequestContext, obj: CustomResource, old: CustomResource) -> list[FieldError]:
         version = self.definition.version(ctx)
-        return (self.definition.validators[version].validate(obj.content, old.content)
-                + scale_errors(obj.content, self.behaviour.scale, spec=False)
-                + self.rule_errors(ctx, version, obj, old))
+        errs = (self.definition.validators[version].validate(obj.content, old.content)
+                + scale_errors(obj.content, self.behaviour.scale, spec=False))
+        return errs + self.rule_errors(ctx, version, obj, old, errs)
 
 
 # -- the scale subresource's fields ---------------------------------------------------------------
