@@ -51,7 +51,7 @@ def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType
 
 def definition(crd: dict[str, Any], rt: CustomResourceType) -> Definition:
     """What the CRD says of its resource in every version (the validators made once here)."""
-    return Definition(schemas=dict(rt.schemas), validators={v: SchemaValidator(s) for v, s in rt.schemas.items()},
+    return Definition(validators={v: SchemaValidator(s) for v, s in rt.schemas.items()},
                       rules={v: RuleValidator(s) for v, s in rt.schemas.items()}, storage_version=rt.storage_version,
                       plural=rt.plural, group=rt.group, kind=rt.kind,
                       terminating=terminating(crd))

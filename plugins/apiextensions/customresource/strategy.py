@@ -39,7 +39,6 @@ TERMINATING = "create not allowed while custom resource definition is terminatin
 class Definition:
     """What a CRD says of its resource in every version."""
 
-    schemas: dict[str, dict[str, Any] | None]
     validators: dict[str, SchemaValidator]  # by version
     rules: dict[str, RuleValidator]  # by version
     storage_version: str = ""
