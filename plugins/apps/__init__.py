@@ -1,4 +1,4 @@
-"""The apps API group: Deployment and ReplicaSet at apps/v1, and their controllers.
+"""The apps API group: Deployment, ReplicaSet and ControllerRevision at apps/v1, and the controllers.
 
 apps/v1beta2 is registered too, as the example of a second version converting through the
 internal form, but it is off by default, as in Kubernetes (not served since 1.16): serve it with
@@ -28,6 +28,8 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="ReplicaSet", plural="replicasets", internal=types.ReplicaSet,
                     versions={"v1": v1_schemas.ReplicaSetSchema, "v1beta2": v1beta2_schemas.ReplicaSetSchema},
                     storage_version="v1", short_names=["rs"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ControllerRevision", plural="controllerrevisions", internal=types.ControllerRevision,
+                    versions={"v1": v1_schemas.ControllerRevisionSchema}, storage_version="v1", plugin=plugin_name)
     scheme.set_version_priority(GROUP, VERSIONS)
     scheme.set_served_by_default(GROUP, "v1beta2", False)
 
@@ -50,6 +52,7 @@ def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "deployments", strategy.DeploymentStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStrategy())
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "controllerrevisions", strategy.ControllerRevisionStrategy())
     registry.add_scale(GROUP, "deployments", ScaleAdapter())
     registry.add_scale(GROUP, "replicasets", ScaleAdapter())
 

@@ -1,10 +1,10 @@
-"""Table columns of Deployments and ReplicaSets, as ``kubectl get`` shows them on a cluster."""
+"""Table columns of the apps kinds, as ``kubectl get`` shows them on a cluster."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kplane.api import AGE, NAME, Column, dig, format_label_selector
+from kplane.api import AGE, NAME, Column, controller_ref, dig, format_label_selector
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,4 +44,22 @@ REPLICA_SET_COLUMNS = (
     CONTAINERS,
     IMAGES,
     SELECTOR,
+)
+
+
+def _controller(obj: dict[str, Any]) -> str:
+    """``kind.group/name`` of the controlling owner, lower-cased as kubectl prints it."""
+    ref = controller_ref(obj)
+    if ref is None:
+        return "<none>"
+    group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+    kind = f"{ref.get('kind', '')}.{group}" if group else str(ref.get("kind", ""))
+    return f"{kind.lower()}/{ref.get('name', '')}"
+
+
+CONTROLLER_REVISION_COLUMNS = (
+    NAME,
+    Column("Controller", "string", _controller, description="Controller of the object."),
+    Column("Revision", "integer", lambda o: o.get("revision", 0), description="Revision of the ControllerRevision."),
+    AGE,
 )

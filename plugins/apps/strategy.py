@@ -1,4 +1,4 @@
-"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset}/strategy.go``).
+"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset,controllerrevision}/strategy.go``).
 
 Create clears status and sets generation 1; an update keeps the stored status and bumps the
 generation when the spec (or, for Deployments, the annotations) changed; the status subresource
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kplane.api import FieldError, RequestContext, Strategy
 from kplane.plugins.apps import printers, validation
-from kplane.plugins.apps.types import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+from kplane.plugins.apps.types import ControllerRevision, Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
 
 Workload = Deployment | ReplicaSet
 
@@ -73,3 +73,15 @@ class ReplicaSetStrategy(_WorkloadStrategy):
 
     def validate(self, ctx: RequestContext, obj: ReplicaSet) -> list[FieldError]:
         return validation.validate_replica_set_spec(obj.spec)
+
+
+class ControllerRevisionStrategy(Strategy):
+    """No status and no generation: a revision is data written once, renumbered at most."""
+
+    columns = printers.CONTROLLER_REVISION_COLUMNS
+
+    def validate(self, ctx: RequestContext, obj: ControllerRevision) -> list[FieldError]:
+        return validation.validate_controller_revision(obj)
+
+    def validate_update(self, ctx: RequestContext, obj: ControllerRevision, old: ControllerRevision) -> list[FieldError]:
+        return validation.validate_controller_revision_update(obj, old)

@@ -1,8 +1,9 @@
-"""Internal types of the apps group: Deployment and ReplicaSet."""
+"""Internal types of the apps group: Deployment, ReplicaSet and ControllerRevision."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kplane.api import LabelSelector, ObjectMeta
 from kplane.plugins.core.types import PodTemplateSpec
@@ -95,3 +96,13 @@ class ReplicaSet:
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: ReplicaSetSpec = field(default_factory=ReplicaSetSpec)
     status: ReplicaSetStatus = field(default_factory=ReplicaSetStatus)
+
+
+@dataclass(slots=True)
+class ControllerRevision:
+    """An immutable snapshot of a controller's state (StatefulSet and DaemonSet templates, as a
+    patch in ``data``), numbered by ``revision`` so that rollouts can be undone."""
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    data: Any = None
+    revision: int = 0

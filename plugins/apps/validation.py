@@ -8,7 +8,7 @@ from kplane.api import (
     FIELD_IMMUTABLE, FieldError, LabelSelector, camel_case, forbidden, invalid, label_selector_from_internal,
     not_supported, required, validate_label_selector,
 )
-from kplane.plugins.apps.types import DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
+from kplane.plugins.apps.types import ControllerRevision, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
 from kplane.plugins.core.types import PodTemplateSpec
 from kplane.plugins.core.validation import validate_pod_spec
 
@@ -107,4 +107,18 @@ def validate_status(status: DeploymentStatus | ReplicaSetStatus) -> list[FieldEr
     for name in ("observed_generation", "replicas", "updated_replicas", "ready_replicas", "available_replicas",
                  "unavailable_replicas", "terminating_replicas", "fully_labeled_replicas", "collision_count"):
         errs += _non_negative(getattr(status, name, None), "status." + camel_case(name))
+    return errs
+
+
+def validate_controller_revision(revision: ControllerRevision) -> list[FieldError]:
+    """``ValidateControllerRevision``: the data is mandatory and the number not negative."""
+    errs = [required("data", "data is mandatory")] if revision.data is None else []
+    return errs + _non_negative(revision.revision, "revision")
+
+
+def validate_controller_revision_update(revision: ControllerRevision, old: ControllerRevision) -> list[FieldError]:
+    """Only the number may change (the history renumbers a revision rolled back to), never the data."""
+    errs = validate_controller_revision(revision)
+    if revision.data != old.data:
+        errs.append(invalid("data", revision.data, FIELD_IMMUTABLE))
     return errs

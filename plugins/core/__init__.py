@@ -1,6 +1,6 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
 ServiceAccount (with its ``token`` subresource and the authenticator of those tokens), Node,
-Service; its admission chain, its controllers (namespace deletion,
+Service, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
 ``default/kubernetes`` Service made at start.
 
@@ -13,7 +13,7 @@ from kplane.api import (
     APIError, AdmissionChain, Authenticators, ControllerManager, PluginOptions, Registry, RequestContext, Scheme,
     ServerConfig, SharedInformerFactory, hookimpl,
 )
-from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types
+from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.rootca import RootCAPublisher
@@ -21,7 +21,7 @@ from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
 from kplane.plugins.core.tokens.controller import TokensController
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
-from kplane.plugins.core.v1 import services as v1_services
+from kplane.plugins.core.v1 import services as v1_services, volumes as v1_volumes
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -57,6 +57,9 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="Service", plural="services", internal=services.Service,
                     versions={"v1": v1_services.ServiceSchema}, storage_version="v1",
                     short_names=["svc"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="PersistentVolumeClaim", plural="persistentvolumeclaims",
+                    internal=volumes.PersistentVolumeClaim, versions={"v1": v1_volumes.PersistentVolumeClaimSchema},
+                    storage_version="v1", short_names=["pvc"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1"])
 
 
@@ -91,6 +94,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
     registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStrategy())
+    registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
 
 
 @hookimpl

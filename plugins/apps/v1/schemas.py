@@ -176,3 +176,20 @@ class ReplicaSetSchema(Schema):
     status = fields.Nested(ReplicaSetStatusSchema, metadata={"description": (
         "The most recently observed state. Written by the controller; clients read it."
     )})
+
+
+class ControllerRevisionSchema(Schema):
+    """ControllerRevision is an immutable snapshot of state data: StatefulSets and DaemonSets keep one per
+    pod template they have run, so that an update can be rolled back. Clients seldom write them."""
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, namespace, labels, annotations, and what the server records about "
+        "the object."
+    )})
+    data = fields.Raw(metadata={"description": (
+        "The state this revision holds, as the controller that made it wrote it: for StatefulSets and "
+        "DaemonSets a patch replacing spec.template. Cannot change."
+    )})
+    revision = fields.Int(metadata={"omitempty": False, "description": (
+        "The revision's number among its owner's revisions; the highest is the newest."
+    )})
