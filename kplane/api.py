@@ -51,7 +51,7 @@ from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.rest import (
-    Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc,
+    Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc, WebSocket,
 )
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.store import Store

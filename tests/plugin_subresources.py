@@ -6,7 +6,7 @@ later built-in needs:
 * ``log``: a :class:`Connecter` streaming GET (as ``pods/log``): the journal's lines, one at a
   time ``spec.interval`` seconds apart; ``?follow=true`` then writes ``tick N`` lines until the
   client goes away; ``?tailLines=N`` only the last N lines;
-* ``echo``: a Connecter taking GET and POST (as ``pods/exec``): it answers the ``text`` query
+* ``echo``: a Connecter taking GET and POST (as ``pods/exec``; over a WebSocket, too): it answers the ``text`` query
   values, or the posted body, upper-cased;
 * ``retire``: a :class:`Creater` of a kind of its own, JournalRetirement (as ``pods/eviction``):
   it deletes the journal through its parent's GracefulDeleter.
@@ -110,6 +110,12 @@ class JournalEcho(Subresource):
 
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
         await self.journal(ctx, name)
+        offered = exchange.websocket_protocols()
+        if offered is not None:  # over a WebSocket: each message echoed upper-cased until the client closes
+            ws = await exchange.websocket("echo.v1" if "echo.v1" in offered else None)
+            while (message := await ws.receive()) is not None:
+                await ws.send(message.upper())
+            return
         said = await exchange.read() if exchange.method == "POST" else " ".join(exchange.query("text")).encode()
         await exchange.start("application/octet-stream")
         await exchange.write(said.upper())

@@ -184,6 +184,23 @@ async def test_a_connecter_reads_the_query_and_the_body(japi: Client) -> None:
     assert (posted.status, posted.body) == (200, "SHOUT")
 
 
+async def test_a_connecter_talks_over_a_websocket(japi: Client) -> None:
+    await japi.post(JOURNALS, journal("j"))
+    async with japi.session.ws_connect(f"{JOURNALS}/j/echo", protocols=("other", "echo.v1")) as ws:
+        assert ws.protocol == "echo.v1"
+        await ws.send_bytes(b"abc")
+        assert await ws.receive_bytes() == b"ABC"
+        await ws.send_str("text too")
+        assert await ws.receive_bytes() == b"TEXT TOO"
+    async with japi.session.ws_connect(f"{JOURNALS}/j/echo") as bare:  # no subprotocol offered: none agreed
+        assert bare.protocol is None
+        await bare.send_bytes(b"x")
+        assert await bare.receive_bytes() == b"X"
+    missing = await japi.get(f"{JOURNALS}/nope/echo", headers={"Upgrade": "websocket", "Connection": "Upgrade"})
+    assert missing.status == 404 and missing.body["reason"] == "NotFound"  # refused before the upgrade: a Status
+    assert (await japi.get(f"{JOURNALS}/j")).status == 200
+
+
 async def test_errors_before_the_stream_are_statuses(japi: Client) -> None:
     await japi.post(JOURNALS, journal("j"))
     missing = await japi.get(f"{JOURNALS}/nope/log")

@@ -129,6 +129,41 @@ class Exchange(Protocol):
         the exchange quietly."""
         ...
 
+    def header(self, name: str) -> str | None:
+        """The request header ``name`` (case-insensitive), None when it is not sent."""
+        ...
+
+    def websocket_protocols(self) -> list[str] | None:
+        """The subprotocols, in the client's order, of a WebSocket upgrade request
+        (``Sec-WebSocket-Protocol``; empty when it names none); None for a request that is no
+        WebSocket upgrade."""
+        ...
+
+    async def websocket(self, protocol: str | None) -> WebSocket:
+        """Accept the WebSocket upgrade, agreeing on ``protocol`` (one the client offered, or
+        None for none), and talk over it from now on: the answer has started. ValueError (a
+        500) for a request that is no upgrade or a protocol the client did not offer."""
+        ...
+
+
+class WebSocket(Protocol):
+    """An accepted WebSocket (:meth:`Exchange.websocket`): binary messages each way."""
+
+    #: The subprotocol agreed on, None for none.
+    protocol: str | None
+
+    async def send(self, data: bytes) -> None:
+        """Send one binary message; ConnectionResetError once the client has gone."""
+        ...
+
+    async def receive(self) -> bytes | None:
+        """The client's next message (text arrives as its UTF-8 bytes); None once it has closed."""
+        ...
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close the WebSocket (a no-op once closed); the HTTP layer closes it when ``connect`` returns."""
+        ...
+
 
 @runtime_checkable
 class Connecter(Protocol):

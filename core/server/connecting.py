@@ -1,5 +1,8 @@
 """Serving a :class:`~kplane.core.registry.rest.Connecter`: aiohttp's request adapted to the
 registry's :class:`~kplane.core.registry.rest.Exchange`, so connecters never import aiohttp.
+A connecter may accept a WebSocket upgrade instead (``pods/exec`` and the other streaming
+subresources): aiohttp's WebSocket, bounded to :data:`MAX_MESSAGE` bytes a message, then carries
+the exchange (:class:`AioWebSocket`).
 
 Until the connecter starts its answer, an APIError it raises is the request's Status, as for any
 other verb; after, the status line is sent and a failure can only end the stream (logged: an
@@ -13,7 +16,7 @@ import contextlib
 import logging
 import re
 
-from aiohttp import web
+from aiohttp import WSMsgType, web
 
 from kplane.core.meta import errors
 from kplane.core.registry.rest import Connecter
@@ -22,6 +25,8 @@ from kplane.core.server import negotiation
 
 log = logging.getLogger(__name__)
 
+#: The largest WebSocket message a client may send (kubectl's stdin chunks are 32 KiB at most).
+MAX_MESSAGE = 1 << 20
 #: What a header value may not hold (as HTTP/1.1's field-value: no CR, LF or other controls).
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
@@ -62,6 +67,55 @@ class HTTPExchange:
         if self.method != "HEAD":  # a HEAD answer has no body: the connection's next answer would follow it
             await self.response.write(chunk)
 
+    def header(self, name: str) -> str | None:
+        return self.request.headers.get(name)
+
+    def websocket_protocols(self) -> list[str] | None:
+        headers = self.request.headers
+        if headers.get("Upgrade", "").lower() != "websocket" or "upgrade" not in headers.get("Connection", "").lower():
+            return None
+        offered = ",".join(headers.getall("Sec-WebSocket-Protocol", []))
+        return [p.strip() for p in offered.split(",") if p.strip()]
+
+    async def websocket(self, protocol: str | None) -> AioWebSocket:
+        if self.response is not None:
+            raise RuntimeError("the answer has started already")
+        offered = self.websocket_protocols()
+        if offered is None:
+            raise ValueError("the request asks for no WebSocket")
+        if protocol is not None and protocol not in offered:
+            raise ValueError(f"the client did not offer the subprotocol {protocol!r}")
+        ws = web.WebSocketResponse(protocols=(protocol,) if protocol else (), max_msg_size=MAX_MESSAGE, autoping=True)
+        await ws.prepare(self.request)
+        self.response = ws
+        return AioWebSocket(ws)
+
+
+class AioWebSocket:
+    """A :class:`~kplane.core.registry.rest.WebSocket` over aiohttp's."""
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws = ws
+        self.protocol = ws.ws_protocol
+
+    async def send(self, data: bytes) -> None:
+        if self.ws.closed:
+            raise ConnectionResetError("the WebSocket is closed")
+        await self.ws.send_bytes(data)
+
+    async def receive(self) -> bytes | None:
+        if self.ws.closed:
+            return None
+        message = await self.ws.receive()
+        if message.type == WSMsgType.BINARY:
+            return bytes(message.data)
+        if message.type == WSMsgType.TEXT:
+            return str(message.data).encode()
+        return None  # closing, closed or an error: the conversation is over
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        await self.ws.close(code=code, message=reason.encode()[:123])
+
 
 async def connect(request: web.Request, ctx: RequestContext, served: Connecter) -> web.StreamResponse:
     """Hand the request to ``served`` and send what it streams back, until it returns."""
@@ -78,6 +132,9 @@ async def connect(request: web.Request, ctx: RequestContext, served: Connecter) 
         if exchange.response is None:
             raise  # a logged 500
         log.exception("%s %s failed while streaming its answer", request.method, request.path)
+    if isinstance(exchange.response, web.WebSocketResponse):
+        await exchange.response.close()
+        return exchange.response
     with contextlib.suppress(ConnectionResetError):
         if exchange.response is None:
             await exchange.start()  # it wrote nothing: an empty answer
