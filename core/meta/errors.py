@@ -122,6 +122,11 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(FieldErrorType.DUPLICATE, path, "", value)
 
 
+def too_many(path: str, actual: int, most: int) -> FieldError:
+    """A list holds ``actual`` items where ``most`` are allowed (``field.TooMany``)."""
+    return FieldError(FieldErrorType.TOO_MANY, path, f"must have at most {most} item{'' if most == 1 else 's'}", actual)
+
+
 def too_long(path: str, value: Any, max_length: int) -> FieldError:
     """A value is longer than ``max_length`` bytes (``field.TooLong``)."""
     return FieldError(

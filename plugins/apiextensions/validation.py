@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kplane.api import (
-    FIELD_IMMUTABLE, FieldError, FieldErrorType, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
-    not_supported, required,
+    FIELD_IMMUTABLE, FieldError, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
+    not_supported, required, too_many,
 )
 from kplane.plugins.apiextensions.schema import cel, structural
 from kplane.plugins.apiextensions.schema.structural import Options
@@ -318,8 +318,7 @@ def _selectable(fields: list[SelectableField], schema: dict[str, Any], path: str
             errs.append(duplicate(where, selectable.json_path))
         seen.add(named)
     if len(seen) > MAX_SELECTABLE_FIELDS and version not in checks.too_many_selectable_allowed:
-        errs.append(FieldError(FieldErrorType.TOO_MANY, f"{path}.selectableFields",
-                               f"must have at most {MAX_SELECTABLE_FIELDS} items", len(seen)))
+        errs.append(too_many(f"{path}.selectableFields", len(seen), MAX_SELECTABLE_FIELDS))
     return errs
 
 

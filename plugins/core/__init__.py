@@ -1,6 +1,6 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
 ServiceAccount (with its ``token`` subresource and the authenticator of those tokens), Node,
-Service, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
+Service, Endpoints, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
 ``default/kubernetes`` Service made at start.
 
@@ -13,7 +13,10 @@ from kplane.api import (
     APIError, AdmissionChain, Authenticators, ControllerManager, PluginOptions, Registry, RequestContext, Scheme,
     ServerConfig, SharedInformerFactory, hookimpl,
 )
-from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes
+from kplane.plugins.core import (
+    admission, endpoints, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes,
+)
+from kplane.plugins.core.controllers.endpoints import EndpointsController
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.rootca import RootCAPublisher
@@ -21,7 +24,7 @@ from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
 from kplane.plugins.core.tokens.controller import TokensController
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
-from kplane.plugins.core.v1 import services as v1_services, volumes as v1_volumes
+from kplane.plugins.core.v1 import endpoints as v1_endpoints, services as v1_services, volumes as v1_volumes
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -57,6 +60,9 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="Service", plural="services", internal=services.Service,
                     versions={"v1": v1_services.ServiceSchema}, storage_version="v1",
                     short_names=["svc"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Endpoints", plural="endpoints", internal=endpoints.Endpoints,
+                    versions={"v1": v1_endpoints.EndpointsSchema}, storage_version="v1", singular="endpoints",
+                    short_names=["ep"], plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="PersistentVolumeClaim", plural="persistentvolumeclaims",
                     internal=volumes.PersistentVolumeClaim, versions={"v1": v1_volumes.PersistentVolumeClaimSchema},
                     storage_version="v1", short_names=["pvc"], plugin=plugin_name)
@@ -69,6 +75,7 @@ def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Secret", defaults.default_secret)
     scheme.add_defaulter(GROUP, "v1", "Node", defaults.default_node)
     scheme.add_defaulter(GROUP, "v1", "Service", v1_services.default_service)
+    scheme.add_defaulter(GROUP, "v1", "Endpoints", v1_endpoints.default_endpoints)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
     scheme.add_conversion(GROUP, "v1", "Pod", to_internal=conversion.pod_to_internal,
                           from_internal=conversion.pod_from_internal)
@@ -94,6 +101,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
     registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "endpoints", endpoints.EndpointsStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
 
@@ -148,6 +156,7 @@ def kplane_register_controllers(manager: ControllerManager, config: ServerConfig
     manager.add("serviceaccount-token", TokensController(manager.client, manager.informers,
                                                          made.keys if made is not None else None, manager.root_ca))
     manager.add("namespace", NamespaceController(manager.client_for("namespace-controller")))
+    manager.add("endpoint", EndpointsController(manager.client_for("endpoint-controller"), manager.informers))
     manager.add("serviceaccount", ServiceAccountsController(manager.client_for("service-account-controller"), manager.informers))
     manager.add("root-ca-cert-publisher", RootCAPublisher(manager.client_for("root-ca-cert-publisher"), manager.informers,
                                                           manager.root_ca))

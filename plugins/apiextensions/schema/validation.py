@@ -27,7 +27,7 @@ import orjson
 
 from kplane.api import (
     FieldError, FieldErrorType, ObjectMeta, ObjectMetaSchema, build, invalid, is_dns1035_label, is_path_segment_name,
-    load, not_supported, required, shape_of, validate_object_meta,
+    load, not_supported, required, shape_of, too_many, validate_object_meta,
 )
 from kplane.plugins.apiextensions.schema import formats
 from kplane.plugins.apiextensions.schema.regex import Pattern
@@ -132,7 +132,7 @@ def _composite(message: str) -> FieldError:
 
 
 def _too_many(name: str, actual: int, most: int) -> FieldError:
-    return FieldError(FieldErrorType.TOO_MANY, _field(name), f"must have at most {most} item{'' if most == 1 else 's'}", actual)
+    return too_many(_field(name), actual, most)
 
 
 def deep_equal(a: Any, b: Any) -> bool:

@@ -26,6 +26,18 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "list", "watch", "update"], [LEGACY], ["pods"]),
         EVENTS,
     ],
+    "endpoint-controller": [
+        rule(["get", "list", "watch"], [LEGACY], ["services", "pods"]),
+        rule(["get", "list", "create", "update", "delete"], [LEGACY], ["endpoints"]),
+        rule(["create"], [LEGACY], ["endpoints/restricted"]),
+        EVENTS,
+    ],
+    "endpointslice-controller": [
+        rule(["get", "list", "watch"], [LEGACY], ["services", "pods", "nodes"]),
+        rule(["update"], [LEGACY], ["services/finalizers"]),  # slices block their Service's deletion
+        rule(["get", "list", "create", "update", "delete"], ["discovery.k8s.io"], ["endpointslices"]),
+        EVENTS,
+    ],
     "generic-garbage-collector": [
         rule(["get", "list", "watch", "patch", "update", "delete"], ["*"], ["*"]),
         EVENTS,

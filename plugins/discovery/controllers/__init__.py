@@ -1,0 +1,1 @@
+"""The discovery.k8s.io controllers: the EndpointSlice controller."""
