@@ -40,6 +40,8 @@ from typing import Any
 from marshmallow import ValidationError, fields
 from marshmallow.fields import Dict, List, Nested, Raw
 
+from kplane.core.meta import quantity
+
 __all__ = [
     "Bool",
     "Bytes",
@@ -152,23 +154,19 @@ class IntOrString(fields.Field):
         return _int32(self, value) if isinstance(value, int) else value
 
 
-_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
 
 
 class Quantity(fields.Field):
     """``resource.Quantity``: a number or a string like ``500m`` / ``1Gi``; stored as written."""
 
-    default_error_messages = {
-        "invalid": "quantities must match the regular expression "
-        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-    }
+    default_error_messages = {"invalid": quantity.MESSAGE}
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | int | float:
         if isinstance(value, bool):
             raise self.make_error("invalid")
         if isinstance(value, (int, float)):
             return value
-        if not isinstance(value, str) or not _QUANTITY.match(value):
+        if not isinstance(value, str) or not quantity.PATTERN.match(value):
             raise self.make_error("invalid")
         return value
 

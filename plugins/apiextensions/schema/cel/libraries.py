@@ -10,7 +10,6 @@ as in Kubernetes, and the member functions check the tag at run time.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -18,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from cel_expr_python import cel
 
+from kplane.api import parse_quantity
 from kplane.plugins.apiextensions.schema import regex
 
 T = cel.Type
@@ -38,27 +38,11 @@ def _unwrap(value: dict[str, str], kind: str) -> str:
 
 # --- quantity (resource.Quantity) -------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
-_SUFFIX = {"": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
-           "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-           "P": Fraction(10**15), "E": Fraction(10**18), "Ki": Fraction(2**10), "Mi": Fraction(2**20),
-           "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60)}
-
-
 def _parse_quantity(text: str) -> Fraction:
-    match = _QUANTITY.match(text) if len(text) <= 64 else None
-    if match is None:
-        raise LibraryError("quantities must match the regular expression "
-                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    number, suffix = match.group(1), match.group(2) or ""
-    if suffix[:1] in ("e", "E"):
-        exponent = int(suffix[1:])
-        if abs(exponent) > 30:
-            raise LibraryError("quantity exponent out of range")
-        scale = Fraction(10) ** exponent
-    else:
-        scale = _SUFFIX[suffix]
-    return Fraction(number) * scale
+    try:
+        return parse_quantity(text)
+    except ValueError as err:
+        raise LibraryError(str(err)) from None
 
 
 def _quantity(value: Fraction) -> dict[str, str]:
