@@ -1,6 +1,6 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
 ServiceAccount (with its ``token`` subresource and the authenticator of those tokens), Node,
-Service, Endpoints, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
+Service, Endpoints, PersistentVolume, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
 ``default/kubernetes`` Service made at start.
 
@@ -66,6 +66,9 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="PersistentVolumeClaim", plural="persistentvolumeclaims",
                     internal=volumes.PersistentVolumeClaim, versions={"v1": v1_volumes.PersistentVolumeClaimSchema},
                     storage_version="v1", short_names=["pvc"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="PersistentVolume", plural="persistentvolumes", internal=volumes.PersistentVolume,
+                    versions={"v1": v1_volumes.PersistentVolumeSchema}, storage_version="v1", namespaced=False,
+                    short_names=["pv"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1"])
 
 
@@ -76,6 +79,8 @@ def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Node", defaults.default_node)
     scheme.add_defaulter(GROUP, "v1", "Service", v1_services.default_service)
     scheme.add_defaulter(GROUP, "v1", "Endpoints", v1_endpoints.default_endpoints)
+    scheme.add_defaulter(GROUP, "v1", "PersistentVolumeClaim", v1_volumes.default_claim)
+    scheme.add_defaulter(GROUP, "v1", "PersistentVolume", v1_volumes.default_volume)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
     scheme.add_conversion(GROUP, "v1", "Pod", to_internal=conversion.pod_to_internal,
                           from_internal=conversion.pod_from_internal)
@@ -104,6 +109,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "endpoints", endpoints.EndpointsStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "persistentvolumes", volumes.PersistentVolumeStrategy())
+    registry.add_strategy(GROUP, "persistentvolumes", volumes.PersistentVolumeStatusStrategy(), subresource="status")
 
 
 @hookimpl

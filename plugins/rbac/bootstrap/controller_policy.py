@@ -53,6 +53,23 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["list", "watch", "patch", "create", "delete"], [LEGACY], ["pods"]),
         EVENTS,
     ],
+    "persistent-volume-binder": [
+        rule(["get", "list", "watch", "create", "update", "delete"], [LEGACY], ["persistentvolumes"]),
+        rule(["update"], [LEGACY], ["persistentvolumes/status", "persistentvolumeclaims/status"]),
+        rule(["get", "list", "watch", "update"], [LEGACY], ["persistentvolumeclaims"]),
+        rule(["get", "list", "watch"], [LEGACY], ["pods"]),
+        rule(["get", "list", "watch"], ["storage.k8s.io"], ["storageclasses"]),
+        EVENTS,
+    ],
+    "pv-protection-controller": [
+        rule(["get", "list", "watch", "update", "patch"], [LEGACY], ["persistentvolumes"]),
+        EVENTS,
+    ],
+    "pvc-protection-controller": [
+        rule(["get", "list", "watch", "update", "patch"], [LEGACY], ["persistentvolumeclaims"]),
+        rule(["get", "list", "watch"], [LEGACY], ["pods"]),
+        EVENTS,
+    ],
     "root-ca-cert-publisher": [
         rule(["create", "update"], [LEGACY], ["configmaps"]),
         EVENTS,
