@@ -14,7 +14,7 @@ from kplane.api import (
     ServerConfig, SharedInformerFactory, hookimpl,
 )
 from kplane.plugins.core import (
-    admission, endpoints, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes,
+    admission, bindings, endpoints, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes,
 )
 from kplane.plugins.core.controllers.endpoints import EndpointsController
 from kplane.plugins.core.controllers.namespace import NamespaceController
@@ -60,6 +60,8 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="Service", plural="services", internal=services.Service,
                     versions={"v1": v1_services.ServiceSchema}, storage_version="v1",
                     short_names=["svc"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="Binding", plural="bindings", internal=types.Binding,
+                    versions={"v1": schemas.BindingSchema}, storage_version="v1", plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="Endpoints", plural="endpoints", internal=endpoints.Endpoints,
                     versions={"v1": v1_endpoints.EndpointsSchema}, storage_version="v1", singular="endpoints",
                     short_names=["ep"], plugin=plugin_name)
@@ -96,6 +98,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStrategy())
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
+    registry.add_rest(GROUP, "bindings", bindings.BindingsREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
