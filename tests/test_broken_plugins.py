@@ -538,7 +538,7 @@ def test_skip_broken_plugins_reports_each_in_debug_plugins(skipping: Running) ->
     assert by_name["gadgets"] == GADGETS
     core = by_name["core"]
     assert (core["status"], core["problem"], core["distribution"], core["module"]) == ("loaded", "", "kplane", "kplane.plugins.core")
-    assert "kplane_post_start" in core["hooks"] and core["admission"]["validating"] == ["NamespaceLifecycle"]
+    assert "kplane_post_start" in core["hooks"] and core["admission"]["validating"] == ["NamespaceLifecycle", "LimitRanger", "ResourceQuota"]
     [group] = core["groups"]
     assert group["name"] == "" and group["preferredVersion"] == "v1"
     pods = next(r for r in group["versions"][0]["resources"] if r["resource"] == "pods")

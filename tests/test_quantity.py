@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from kplane.api import canonical_quantity, format_quantity, parse_quantity
+from kplane.api import quantity
 
 
 @pytest.mark.parametrize(("written", "canonical"), [
@@ -15,13 +15,14 @@ from kplane.api import canonical_quantity, format_quantity, parse_quantity
     ("128974848", "128974848"), ("0.0000000001", "1n"),  # rounded up to nano units
 ])
 def test_canonical_form(written: str, canonical: str) -> None:
-    assert canonical_quantity(written) == canonical
+    assert str(quantity.parse(written)) == canonical
 
 
-def test_parse_and_format() -> None:
-    assert parse_quantity("1Ki") == 1024 and parse_quantity("250m") == Fraction(1, 4) and parse_quantity(3) == 3
-    assert format_quantity(parse_quantity("1Gi") + parse_quantity("512Mi"), "BinarySI") == "1536Mi"
-    assert format_quantity(Fraction(3, 2)) == "1500m"
+def test_parse_add_compare() -> None:
+    assert quantity.parse("1Ki").value == 1024 and quantity.parse("250m").value == Fraction(1, 4) and quantity.parse(3).value == 3
+    assert str(quantity.parse("1Gi") + quantity.parse("512Mi")) == "1536Mi"
+    assert quantity.parse("1Gi") > quantity.parse("1000Mi") and quantity.parse("1k") == quantity.parse("1000")
+    assert quantity.canonical(Fraction(3, 2)) == "1500m"
     for bad in ("", "1x", "Gi", "1e99", True, float("inf"), "1" * 65):
         with pytest.raises(ValueError):
-            parse_quantity(bad)  # type: ignore[arg-type]
+            quantity.parse(bad)  # type: ignore[arg-type]

@@ -45,6 +45,10 @@ class Indexer:
         for key, obj in self._items.items():
             self._index(name, key, obj)
 
+    def has_indexer(self, name: str) -> bool:
+        """Whether the index exists: controllers sharing an informer add one they share once."""
+        return name in self._indexers
+
     def get(self, key: str) -> Obj | None:
         return self._items.get(key)
 

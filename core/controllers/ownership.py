@@ -39,8 +39,11 @@ def controller_reference(owner: Obj, api_version: str, kind: str) -> Obj:
 
 
 def selector(obj: Obj) -> LabelSelectorExpr | None:
-    """``spec.selector`` parsed; None when missing, empty or invalid: it then selects nothing."""
+    """``spec.selector`` parsed; None when missing, empty or invalid: it then selects nothing.
+    A ReplicationController's is a plain map of labels, read as ``matchLabels``."""
     wire = spec(obj).get("selector") or {}
+    if obj.get("kind") == "ReplicationController" or not set(wire) <= {"matchLabels", "matchExpressions"}:
+        wire = {"matchLabels": wire}
     if not wire.get("matchLabels") and not wire.get("matchExpressions"):
         return None
     expressions = [LabelSelectorRequirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in wire.get("matchExpressions") or ()]
@@ -54,7 +57,7 @@ def controller_of(owners: Informer, obj: Obj, *, group: str, kind: str) -> Obj |
     """The cached controller of ``obj``, when it is of ``group``/``kind`` and has the uid its
     controller reference names (``resolveControllerRef``)."""
     ref = controller_ref(obj)
-    if ref is None or ref.get("kind") != kind or ref.get("apiVersion", "").split("/")[0] != group:
+    if ref is None or ref.get("kind") != kind or ref.get("apiVersion", "").rpartition("/")[0] != group:
         return None
     owner = owners.indexer.get(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
     return owner if owner is not None and uid(owner) == ref.get("uid") else None

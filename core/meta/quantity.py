@@ -1,76 +1,124 @@
-"""``resource.Quantity``: parsing to an exact number and writing it back in canonical form.
+"""``resource.Quantity`` arithmetic: parse ``500m``/``1Gi``/``2e3``, add, compare, and print in
+Kubernetes' canonical form, for what sums or compares resource amounts (quota usage, limit
+ranges, pod overhead).
 
-Quantities stay as written in objects (``fields.Quantity``); code that compares or adds them
-(capacity against a request, quota usage, limit ranges, metrics) parses them here into a
-``Fraction`` and formats results as Kubernetes does (``Quantity.String``): the largest suffix
-that keeps the number whole, binary (``Ki`` ... ``Ei``) for quantities written in binary,
-decimal (``m``, ``k``, ``M`` ...) otherwise, rounded up to nano units.
+Values are exact fractions, so ``0.1 + 0.2`` is ``300m``. The canonical form is Go's
+``Quantity.String()``: the format of the written value (binary suffixes stay binary, exponents
+stay exponents, the rest decimal SI), the largest suffix that leaves an integer mantissa, and a
+value finer than a nano rounded up to one, as Go rounds. A written value is bounded (64
+characters, exponents of ±30) so hostile input cannot build huge numbers.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-#: What a quantity may look like (the number, then a binary or decimal suffix or an exponent).
-PATTERN = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$")
-MESSAGE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT = "DecimalSI", "BinarySI", "DecimalExponent"
 MAX_LENGTH = 64
-BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
+MAX_EXPONENT = 30
 
+#: What a written quantity may look like, and what a value that does not is told.
+PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+MESSAGE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_SUFFIXES = {exponent: suffix for suffix, exponent in _DECIMAL.items()}
+_BINARY_SUFFIXES = [(suffix, 1 << bits) for suffix, bits in sorted(_BINARY.items(), key=lambda s: -s[1])]
+NANO = Fraction(1, 10**9)
 
 
-def parse_quantity(value: str | int | float) -> Fraction:
-    """The exact value of ``value``; ValueError (with Kubernetes' message) when it is no quantity."""
-    if isinstance(value, bool):
-        raise ValueError(MESSAGE)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(MESSAGE)
-        return Fraction(value)
-    match = PATTERN.match(value) if isinstance(value, str) and len(value) <= MAX_LENGTH else None
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """An amount and the format it prints in."""
+
+    value: Fraction
+    format: str = DECIMAL_SI
+
+    def __add__(self, other: Quantity) -> Quantity:
+        return Quantity(self.value + other.value, self.format)
+
+    def __sub__(self, other: Quantity) -> Quantity:
+        return Quantity(self.value - other.value, self.format)
+
+    def __lt__(self, other: Quantity) -> bool:
+        return self.value < other.value
+
+    def __le__(self, other: Quantity) -> bool:
+        return self.value <= other.value
+
+    def __gt__(self, other: Quantity) -> bool:
+        return self.value > other.value
+
+    def __ge__(self, other: Quantity) -> bool:
+        return self.value >= other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def milli_value(self) -> int:
+        """``MilliValue``: thousandths, rounded up."""
+        return math.ceil(self.value * 1000)
+
+    def int_value(self) -> int:
+        """``Value``: the whole amount, rounded up."""
+        return math.ceil(self.value)
+
+    def __str__(self) -> str:
+        return canonical(self.value, self.format)
+
+
+def parse(text: Any) -> Quantity:
+    """A quantity from its wire form (a string, or a JSON number); ValueError when it is none."""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ValueError(f"quantities must be strings or numbers, not {type(text).__name__}")
+    written = text if isinstance(text, str) else repr(text)
+    match = PATTERN.match(written) if len(written) <= MAX_LENGTH else None
     if match is None:
         raise ValueError(MESSAGE)
     number, suffix = Fraction(match.group(1)), match.group(2) or ""
     if suffix in _BINARY:
-        return number * (1 << _BINARY[suffix])
-    exponent = int(suffix[1:]) if suffix[:1] in ("e", "E") else _DECIMAL[suffix]
-    if abs(exponent) > 30:
-        raise ValueError("quantity exponent out of range")
-    return number * Fraction(10) ** exponent
+        return Quantity(number * (1 << _BINARY[suffix]), BINARY_SI)
+    if suffix[:1] in ("e", "E"):
+        exponent = int(suffix[1:])
+        if abs(exponent) > MAX_EXPONENT:
+            raise ValueError("quantity exponent out of range")
+        return Quantity(number * Fraction(10) ** exponent, DECIMAL_EXPONENT)
+    return Quantity(number * Fraction(10) ** _DECIMAL[suffix], DECIMAL_SI)
 
 
-def format_of(value: str | int | float) -> str:
-    """The format a quantity was written in: binary suffixes give BinarySI, exponents DecimalExponent."""
-    text = str(value)
-    if text[-2:] in _BINARY:
-        return BINARY_SI
-    return DECIMAL_EXPONENT if re.search(r"[eE][+-]?\d+$", text) else DECIMAL_SI
-
-
-def format_quantity(value: Fraction | int, fmt: str = DECIMAL_SI) -> str:
-    """``value`` as Kubernetes writes it in ``fmt`` (``Quantity.String``)."""
-    value = Fraction(value)
-    sign, value = ("-", -value) if value < 0 else ("", value)
-    if fmt == BINARY_SI and value.denominator == 1 and value >= 1024:
-        for suffix, shift in sorted(_BINARY.items(), key=lambda item: -item[1]):
-            if value.numerator % (1 << shift) == 0:
-                return f"{sign}{value.numerator >> shift}{suffix}"
-    nanos = math.ceil(value * 10**9)
-    if nanos == 0:
+def canonical(value: Fraction, format: str = DECIMAL_SI) -> str:
+    """Go's ``Quantity.String()`` of ``value`` in ``format``."""
+    if value == 0:
         return "0"
-    for suffix, exponent in sorted(_DECIMAL.items(), key=lambda item: -item[1]):
-        unit = 10 ** (exponent + 9)
-        if nanos % unit == 0:
-            if fmt == DECIMAL_EXPONENT:
-                return f"{sign}{nanos // unit}" + (f"e{exponent}" if exponent else "")
-            return f"{sign}{nanos // unit}{suffix}"
-    raise AssertionError("unreachable: every count of nanos is whole in nanos")
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    if magnitude.denominator != 1 and (magnitude / NANO).denominator != 1:
+        magnitude = Fraction(math.ceil(magnitude / NANO)) * NANO  # Go keeps nano precision, rounding up
+    if format == BINARY_SI and magnitude.denominator == 1:
+        whole = magnitude.numerator
+        for suffix, unit in _BINARY_SUFFIXES:
+            if whole >= unit and whole % unit == 0:
+                return f"{sign}{whole // unit}{suffix}"
+        if whole < 1024:
+            return f"{sign}{whole}"
+    mantissa, exponent = _decimal(magnitude)
+    if format == DECIMAL_EXPONENT:
+        return f"{sign}{mantissa}" + (f"e{exponent}" if exponent else "")
+    return f"{sign}{mantissa}{_DECIMAL_SUFFIXES[exponent]}"
 
 
-def canonical(value: str | int | float) -> str:
-    """A quantity rewritten as Kubernetes prints it (``1024Mi`` -> ``1Gi``, ``1500m`` stays)."""
-    return format_quantity(parse_quantity(value), format_of(value))
+def _decimal(magnitude: Fraction) -> tuple[int, int]:
+    """The integer mantissa and the largest exponent, a multiple of 3 from -9 to 18, that give it."""
+    for exponent in range(18, -10, -3):
+        scaled = magnitude / Fraction(10) ** exponent
+        if scaled.denominator == 1:
+            return scaled.numerator, exponent
+    return math.ceil(magnitude / NANO), -9
+

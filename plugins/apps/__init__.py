@@ -12,7 +12,7 @@ from __future__ import annotations
 from kplane.api import ControllerManager, Registry, ScaleAdapter, Scheme, hookimpl
 from kplane.plugins.apps import strategy, types
 from kplane.plugins.apps.controllers.deployment import DeploymentController
-from kplane.plugins.apps.controllers.replicaset import ReplicaSetController
+from kplane.plugins.apps.controllers.replicaset import REPLICATION_CONTROLLER, ReplicaSetController
 from kplane.plugins.apps.v1 import conversion, defaults, protobuf, schemas as v1_schemas
 from kplane.plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
@@ -60,4 +60,6 @@ def kplane_register_strategies(registry: Registry) -> None:
 @hookimpl
 def kplane_register_controllers(manager: ControllerManager) -> None:
     manager.add("replicaset", ReplicaSetController(manager.client_for("replicaset-controller"), manager.informers))
+    manager.add("replicationcontroller", ReplicaSetController(manager.client_for("replication-controller"), manager.informers,
+                                                              managed=REPLICATION_CONTROLLER))
     manager.add("deployment", DeploymentController(manager.client_for("deployment-controller"), manager.informers))

@@ -1,6 +1,7 @@
 """The core API group, served at ``/api/v1``: Namespace, Pod, Event, ConfigMap, Secret,
 ServiceAccount (with its ``token`` subresource and the authenticator of those tokens), Node,
-Service, Endpoints, PersistentVolume, PersistentVolumeClaim; its admission chain, its controllers (namespace deletion,
+Service, Endpoints, PersistentVolume, PersistentVolumeClaim, ReplicationController, PodTemplate,
+LimitRange, ResourceQuota (and the ``bindings`` resource); its admission chain, its controllers (namespace deletion,
 serviceaccounts, the simulated nodes that schedule and run pods), and the system namespaces and
 ``default/kubernetes`` Service made at start.
 
@@ -14,9 +15,12 @@ from kplane.api import (
     ServerConfig, SharedInformerFactory, hookimpl,
 )
 from kplane.plugins.core import (
-    admission, bindings, endpoints, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes,
+    admission, bindings, endpoints, kubernetes_service, limitranger, limits, pod_admission, replication, services, strategy,
+    tokens, types, volumes,
 )
 from kplane.plugins.core.controllers.endpoints import EndpointsController
+from kplane.plugins.core.controllers.resourcequota import ResourceQuotaController
+from kplane.plugins.core.quota.admission import ResourceQuotaAdmission
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.rootca import RootCAPublisher
@@ -24,7 +28,8 @@ from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
 from kplane.plugins.core.tokens.controller import TokensController
 from kplane.plugins.core.v1 import conversion, defaults, protobuf, schemas
-from kplane.plugins.core.v1 import endpoints as v1_endpoints, services as v1_services, volumes as v1_volumes
+from kplane.plugins.core.v1 import endpoints as v1_endpoints, limits as v1_limits, replication as v1_replication
+from kplane.plugins.core.v1 import services as v1_services, volumes as v1_volumes
 
 GROUP = ""
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -71,6 +76,15 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="PersistentVolume", plural="persistentvolumes", internal=volumes.PersistentVolume,
                     versions={"v1": v1_volumes.PersistentVolumeSchema}, storage_version="v1", namespaced=False,
                     short_names=["pv"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ReplicationController", plural="replicationcontrollers",
+                    internal=replication.ReplicationController, versions={"v1": v1_replication.ReplicationControllerSchema},
+                    storage_version="v1", short_names=["rc"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="PodTemplate", plural="podtemplates", internal=replication.PodTemplate,
+                    versions={"v1": v1_replication.PodTemplateSchema}, storage_version="v1", plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="LimitRange", plural="limitranges", internal=limits.LimitRange,
+                    versions={"v1": v1_limits.LimitRangeSchema}, storage_version="v1", short_names=["limits"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ResourceQuota", plural="resourcequotas", internal=limits.ResourceQuota,
+                    versions={"v1": v1_limits.ResourceQuotaSchema}, storage_version="v1", short_names=["quota"], plugin=plugin_name)
     scheme.set_version_priority(GROUP, ["v1"])
 
 
@@ -83,6 +97,9 @@ def kplane_register_conversions(scheme: Scheme) -> None:
     scheme.add_defaulter(GROUP, "v1", "Endpoints", v1_endpoints.default_endpoints)
     scheme.add_defaulter(GROUP, "v1", "PersistentVolumeClaim", v1_volumes.default_claim)
     scheme.add_defaulter(GROUP, "v1", "PersistentVolume", v1_volumes.default_volume)
+    scheme.add_defaulter(GROUP, "v1", "ReplicationController", v1_replication.default_replication_controller)
+    scheme.add_defaulter(GROUP, "v1", "PodTemplate", v1_replication.default_pod_template)
+    scheme.add_defaulter(GROUP, "v1", "LimitRange", v1_limits.default_limit_range)
     scheme.add_conversion(GROUP, "v1", "Secret", to_internal=conversion.secret_to_internal)
     scheme.add_conversion(GROUP, "v1", "Pod", to_internal=conversion.pod_to_internal,
                           from_internal=conversion.pod_from_internal)
@@ -114,16 +131,30 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "persistentvolumes", volumes.PersistentVolumeStrategy())
     registry.add_strategy(GROUP, "persistentvolumes", volumes.PersistentVolumeStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "replicationcontrollers", replication.ReplicationControllerStrategy())
+    registry.add_strategy(GROUP, "replicationcontrollers", replication.ReplicationControllerStatusStrategy(), subresource="status")
+    registry.add_scale(GROUP, "replicationcontrollers", replication.ReplicationControllerScale())
+    registry.add_strategy(GROUP, "podtemplates", replication.PodTemplateStrategy())
+    registry.add_strategy(GROUP, "limitranges", limits.LimitRangeStrategy())
+    registry.add_strategy(GROUP, "resourcequotas", limits.ResourceQuotaStrategy())
+    registry.add_strategy(GROUP, "resourcequotas", limits.ResourceQuotaStatusStrategy(), subresource="status")
 
 
 @hookimpl
-def kplane_register_admission(chain: AdmissionChain, registry: Registry) -> None:
-    """kube-apiserver's order: NamespaceLifecycle, then the pod plugins."""
+def kplane_register_admission(chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None) -> None:
+    """kube-apiserver's order: NamespaceLifecycle, LimitRanger, then the pod plugins; the
+    ResourceQuota check last of the validating ones, as kube's."""
+    limit_ranger = limitranger.LimitRanger(registry, informers.informer("", "v1", "limitranges") if informers else None)
     chain.add_mutating("NamespaceLifecycle", admission.NamespaceLifecycle(registry))
+    chain.add_mutating("LimitRanger", limit_ranger.mutate)
     chain.add_mutating("ServiceAccount", pod_admission.ServiceAccountAdmission(registry))
-    chain.add_mutating("Priority", pod_admission.priority)
+    classes = informers.informer("scheduling.k8s.io", "v1", "priorityclasses") if informers and registry.store(
+        "scheduling.k8s.io", "priorityclasses") else None
+    chain.add_mutating("Priority", pod_admission.PriorityAdmission(registry, classes))
     chain.add_mutating("DefaultTolerationSeconds", pod_admission.default_toleration_seconds)
     chain.add_validating("NamespaceLifecycle", admission.immortal_namespaces)
+    chain.add_validating("LimitRanger", limit_ranger.validate)
+    chain.add_validating("ResourceQuota", ResourceQuotaAdmission(registry, informers.informer("", "v1", "resourcequotas") if informers else None))
 
 
 @hookimpl
@@ -168,6 +199,7 @@ def kplane_register_controllers(manager: ControllerManager, config: ServerConfig
     manager.add("namespace", NamespaceController(manager.client_for("namespace-controller")))
     manager.add("endpoint", EndpointsController(manager.client_for("endpoint-controller"), manager.informers))
     manager.add("serviceaccount", ServiceAccountsController(manager.client_for("service-account-controller"), manager.informers))
+    manager.add("resourcequota", ResourceQuotaController(manager.client_for("resourcequota-controller"), manager.informers))
     manager.add("root-ca-cert-publisher", RootCAPublisher(manager.client_for("root-ca-cert-publisher"), manager.informers,
                                                           manager.root_ca))
     count = (config or ServerConfig()).simulated_nodes

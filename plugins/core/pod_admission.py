@@ -17,11 +17,15 @@ tokens yet, so the volume is a description only. A pod without ``imagePullSecret
 account's. Mirror pods (annotation ``kubernetes.io/config.mirror``) are left alone but may
 reference no service account, secret or token projection.
 
-**Priority**: ``priority`` comes from ``priorityClassName``: 0 and ``PreemptLowerPriority``
-without one (kplane serves no PriorityClasses, so there is no global default), the values of
-the two built-in ``system-*`` classes, or a 403 for any other name, as for a class that does not
-exist. A priority or preemption policy in the request that differs is refused; an update keeps
-what create set.
+**Priority** (``plugin/pkg/admission/priority``): on create, ``priority`` and
+``preemptionPolicy`` come from the PriorityClass ``priorityClassName`` names (a 403 ``no
+PriorityClass with name x was found`` when none does); a pod naming none gets the global
+default class (its name too; of several, the lowest value), or 0 and ``PreemptLowerPriority``.
+A priority or preemption policy in the request that differs is refused; an update keeps what
+create set. Classes are read from the loopback informer of scheduling.k8s.io PriorityClasses
+(:mod:`kplane.plugins.core.lookup`); a server without that group knows the two built-in
+``system-*`` classes only. It also refuses a second global default class: ``PriorityClass x is
+already marked as default. Only one default can exist``.
 
 **DefaultTolerationSeconds**, on create and update: a pod that does not already tolerate
 ``node.kubernetes.io/not-ready`` / ``unreachable`` ``NoExecute`` taints gets tolerations for
@@ -32,7 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kplane.api import AdmissionRequest, Operation, Registry, deny
+from kplane.api import AdmissionRequest, Informer, Operation, Registry, deny
+from kplane.plugins.core import lookup
 from kplane.plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
 from kplane.plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
 
@@ -168,33 +173,82 @@ class ServiceAccountAdmission:
 
 
 # -- Priority ----------------------------------------------------------------------------------
-def priority(request: AdmissionRequest) -> None:
-    pod = _pod(request)
-    if pod is None:
-        return
-    spec = pod.spec
-    if request.operation == Operation.UPDATE:  # what create set stays (validation keeps it unchanged)
-        old = request.old.spec
-        if spec.priority is None:
-            spec.priority = old.priority
-        if spec.preemption_policy is None:
-            spec.preemption_policy = old.preemption_policy
-        return
-    if request.operation != Operation.CREATE:
-        return
-    class_name = spec.priority_class_name or ""
-    if class_name and class_name not in SYSTEM_PRIORITY_CLASSES:
-        raise deny(request, f"no PriorityClass with name {class_name} was found")
-    value = SYSTEM_PRIORITY_CLASSES.get(class_name, 0)
-    if spec.priority is not None and spec.priority != value:
-        raise deny(request, f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
-                            f"priority admission controller computed {value} from the given PriorityClass name")
-    if spec.preemption_policy and spec.preemption_policy != DEFAULT_PREEMPTION_POLICY:
-        raise deny(request, f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided "
-                            f"in pod spec; priority admission controller computed {DEFAULT_PREEMPTION_POLICY} from "
-                            "the given PriorityClass name")
-    spec.priority = value
-    spec.preemption_policy = DEFAULT_PREEMPTION_POLICY
+SCHEDULING = "scheduling.k8s.io"
+
+
+class PriorityAdmission:
+    """``classes`` is the loopback informer of PriorityClasses (None without that group)."""
+
+    def __init__(self, registry: Registry, classes: Informer | None) -> None:
+        self.registry = registry
+        self.classes = classes
+
+    def _served(self) -> bool:
+        return self.registry.store(SCHEDULING, "priorityclasses") is not None
+
+    async def __call__(self, request: AdmissionRequest) -> None:
+        rt = request.resource
+        if (rt.group, rt.plural) == (SCHEDULING, "priorityclasses") and not request.subresource:
+            await self._one_default(request)
+            return
+        pod = _pod(request)
+        if pod is None:
+            return
+        spec = pod.spec
+        if request.operation == Operation.UPDATE:  # what create set stays (validation keeps it unchanged)
+            old = request.old.spec
+            if spec.priority is None:
+                spec.priority = old.priority
+            if spec.preemption_policy is None:
+                spec.preemption_policy = old.preemption_policy
+            return
+        if request.operation != Operation.CREATE:
+            return
+        if spec.priority_class_name:
+            found = await self._class(spec.priority_class_name)
+            if found is None:
+                raise deny(request, f"no PriorityClass with name {spec.priority_class_name} was found")
+            value, policy = found
+        else:
+            name, value, policy = await self._default()
+            spec.priority_class_name = name or None
+        if spec.priority is not None and spec.priority != value:
+            raise deny(request, f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+                                f"priority admission controller computed {value} from the given PriorityClass name")
+        if spec.preemption_policy and spec.preemption_policy != policy:
+            raise deny(request, f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided "
+                                f"in pod spec; priority admission controller computed {policy} from the given "
+                                "PriorityClass name")
+        spec.priority = value
+        spec.preemption_policy = policy
+
+    async def _class(self, name: str) -> tuple[int, str] | None:
+        if not self._served():
+            value = SYSTEM_PRIORITY_CLASSES.get(name)
+            return None if value is None else (value, DEFAULT_PREEMPTION_POLICY)
+        pc = await lookup.get(self.registry, self.classes, SCHEDULING, "priorityclasses", name)
+        return None if pc is None else (int(pc.get("value") or 0), pc.get("preemptionPolicy") or DEFAULT_PREEMPTION_POLICY)
+
+    async def _defaults(self) -> list[dict[str, Any]]:
+        if not self._served():
+            return []
+        return [pc for pc in await lookup.objects(self.registry, self.classes, SCHEDULING, "priorityclasses") if pc.get("globalDefault")]
+
+    async def _default(self) -> tuple[str, int, str]:
+        """``getDefaultPriority``: the global default class of the lowest value, if any."""
+        defaults = await self._defaults()
+        if not defaults:
+            return "", 0, DEFAULT_PREEMPTION_POLICY
+        pc = min(defaults, key=lambda c: int(c.get("value") or 0))
+        return pc["metadata"]["name"], int(pc.get("value") or 0), pc.get("preemptionPolicy") or DEFAULT_PREEMPTION_POLICY
+
+    async def _one_default(self, request: AdmissionRequest) -> None:
+        """``validatePriorityClass``: a class becoming the global default must be the only one."""
+        if request.operation not in (Operation.CREATE, Operation.UPDATE) or not request.obj.global_default:
+            return
+        for pc in await self._defaults():
+            if pc["metadata"]["name"] != request.name:
+                raise deny(request, f"PriorityClass {pc['metadata']['name']} is already marked as default. Only one default can exist")
 
 
 # -- DefaultTolerationSeconds ------------------------------------------------------------------

@@ -159,3 +159,65 @@ NODE_COLUMNS = (
     Column("Container-Runtime", "string", _node_info("containerRuntimeVersion"), priority=1,
            description="ContainerRuntime Version reported by the node through runtime remote API."),
 )
+
+
+def _template_containers(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return dig(template, "spec.containers", [])
+
+
+def _containers_of(template: dict[str, Any]) -> str:
+    return ",".join(c.get("name", "") for c in _template_containers(template))
+
+
+def _images_of(template: dict[str, Any]) -> str:
+    return ",".join(c.get("image", "") for c in _template_containers(template))
+
+
+def _labels(labels: dict[str, str] | None) -> str:
+    """``labels.FormatLabels``: sorted ``key=value`` pairs, ``<none>`` for none."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
+
+
+REPLICATION_CONTROLLER_COLUMNS = (
+    NAME,
+    Column("Desired", "integer", lambda o: dig(o, "spec.replicas", 0), description="Number of desired pods."),
+    Column("Current", "integer", lambda o: dig(o, "status.replicas", 0), description="Number of actual pods."),
+    Column("Ready", "integer", lambda o: dig(o, "status.readyReplicas", 0), description="Number of ready pods."),
+    AGE,
+    Column("Containers", "string", lambda o: _containers_of(dig(o, "spec.template", {})), priority=1,
+           description="Names of each container in the template."),
+    Column("Images", "string", lambda o: _images_of(dig(o, "spec.template", {})), priority=1,
+           description="Images referenced by each container in the template."),
+    Column("Selector", "string", lambda o: _labels(dig(o, "spec.selector")), priority=1, description="Label selector for pods."),
+)
+
+POD_TEMPLATE_COLUMNS = (
+    NAME,
+    Column("Containers", "string", lambda o: _containers_of(o.get("template") or {}), description="Names of each container in the template."),
+    Column("Images", "string", lambda o: _images_of(o.get("template") or {}), description="Images referenced by each container in the template."),
+    Column("Pod Labels", "string", lambda o: _labels(dig(o, "template.metadata.labels")), description="The labels for the pod template."),
+)
+
+LIMIT_RANGE_COLUMNS = (
+    NAME,
+    Column("Created At", "date", lambda o: o["metadata"].get("creationTimestamp", ""), description="Creation timestamp of the limit range."),
+)
+
+
+def _quota_usage(prefix_is_limit: bool) -> Callable[[dict[str, Any]], str]:
+    """kubectl's REQUEST and LIMIT columns: ``name: used/hard`` of the hard resources, sorted,
+    those named ``limits.*`` in LIMIT and the others in REQUEST."""
+    def cell(quota: dict[str, Any]) -> str:
+        hard, used = dig(quota, "status.hard", {}) or {}, dig(quota, "status.used", {}) or {}
+        names = sorted(n for n in hard if n.startswith("limits.") == prefix_is_limit)
+        return ", ".join(f"{n}: {used.get(n, '0')}/{hard[n]}" for n in names)
+
+    return cell
+
+
+RESOURCE_QUOTA_COLUMNS = (
+    NAME,
+    AGE,
+    Column("Request", "string", _quota_usage(False), description="Request represents a minimum amount of cpu/memory that a container may consume."),
+    Column("Limit", "string", _quota_usage(True), description="Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+)

@@ -16,7 +16,7 @@ from typing import Any
 
 from kplane.api import (
     AGE, FIELD_IMMUTABLE, NAME, Column, FieldError, LabelSelector, ObjectMeta, RequestContext, Strategy, clock,
-    dig, forbidden, invalid, is_dns1123_subdomain, not_supported, parse_quantity, required, validate_label_selector,
+    dig, forbidden, invalid, is_dns1123_subdomain, not_supported, quantity, required, validate_label_selector,
 )
 from kplane.plugins.core.types import ObjectReference
 
@@ -148,7 +148,7 @@ def _volume_mode(mode: str | None, path: str) -> list[FieldError]:
 
 def _positive(value: Any, path: str) -> list[FieldError]:
     try:
-        positive = parse_quantity(value) > 0
+        positive = quantity.parse(value).value > 0
     except ValueError as err:
         return [invalid(path, value, str(err))]
     return [] if positive else [invalid(path, value, "must be greater than zero")]
@@ -195,8 +195,8 @@ def validate_claim_update(claim: PersistentVolumeClaim, old: PersistentVolumeCla
     capacity = (old.status.capacity or {}).get("storage")
     request, before = (new.resources.requests or {}).get("storage"), (was.resources.requests or {}).get("storage")
     try:
-        shrunk = request is not None and before is not None and parse_quantity(request) < parse_quantity(before)
-        if shrunk and capacity is not None and parse_quantity(request) <= parse_quantity(capacity):
+        shrunk = request is not None and before is not None and quantity.parse(request) < quantity.parse(before)
+        if shrunk and capacity is not None and quantity.parse(request) <= quantity.parse(capacity):
             # back down to what the volume has, to recover from a failed expansion, but never below
             errs.append(forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
     except ValueError:

@@ -1,4 +1,7 @@
-"""The ReplicaSet controller (kube-controller-manager's ``pkg/controller/replicaset``).
+"""The ReplicaSet controller (kube-controller-manager's ``pkg/controller/replicaset``), which is
+also the replication controller (``pkg/controller/replication``: kube runs this same code over
+ReplicationControllers, whose selector is a map of labels): :data:`REPLICA_SET` and
+:data:`REPLICATION_CONTROLLER` say which kind an instance keeps.
 
 It keeps ``spec.replicas`` active pods matching each ReplicaSet's selector, and reports what it
 sees in the ReplicaSet's status. A sync of one ReplicaSet:
@@ -41,8 +44,25 @@ from kplane.api import (
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
-API_VERSION, KIND = "apps/v1", "ReplicaSet"
-COMPONENT = "replicaset-controller"
+
+
+@dataclass(frozen=True, slots=True)
+class Managed:
+    """The kind a controller instance keeps pods for, and the component its events name."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    component: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+REPLICA_SET = Managed("apps", "v1", "replicasets", "ReplicaSet", "replicaset-controller")
+REPLICATION_CONTROLLER = Managed("", "v1", "replicationcontrollers", "ReplicationController", "replication-controller")
 CONTROLLER_UID_INDEX = "controllerUID"
 BURST_REPLICAS = 500  # the most pods one sync creates or deletes
 EXPECTATIONS_TIMEOUT = 300.0
@@ -92,17 +112,20 @@ class Expectations:
 
 class ReplicaSetController:
     def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, workers: int = 5,
-                 burst_replicas: int = BURST_REPLICAS, expectations_timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+                 burst_replicas: int = BURST_REPLICAS, expectations_timeout: float = EXPECTATIONS_TIMEOUT,
+                 managed: Managed = REPLICA_SET) -> None:
+        self.managed = managed
         self.client = client
         self.informers = informers
         self.workers = workers
         self.burst_replicas = burst_replicas
-        self.rs_informer = informers.informer("apps", "v1", "replicasets")
+        self.rs_informer = informers.informer(managed.group, managed.version, managed.plural)
         self.pod_informer = informers.informer("", "v1", "pods")
-        self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, lambda pod: [ref["uid"] for ref in own.owner_refs(pod) if ref.get("controller")])
+        if not self.pod_informer.indexer.has_indexer(CONTROLLER_UID_INDEX):  # the replication controller's too
+            self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
-        self.recorder = EventRecorder(client, COMPONENT)
+        self.recorder = EventRecorder(client, managed.component)
 
     async def run(self) -> None:
         self.rs_informer.add_handlers(Handlers(on_add=self._enqueue, on_update=self._rs_updated, on_delete=self._rs_deleted))
@@ -110,7 +133,7 @@ class ReplicaSetController:
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.rs_informer, self.pod_informer)
-            workers.start(self.workers, self._sync, name="replicaset")
+            workers.start(self.workers, self._sync, name=self.managed.plural)
             await workers.wait()
 
     # -- events to work ---------------------------------------------------------------------
@@ -130,7 +153,7 @@ class ReplicaSetController:
         if pod["metadata"].get("deletionTimestamp"):
             self._pod_deleted(pod)  # seen after a restart while being deleted: not a creation
             return
-        owners = own.owners_of(self.rs_informer, pod, group="apps", kind=KIND)
+        owners = own.owners_of(self.rs_informer, pod, group=self.managed.group, kind=self.managed.kind)
         if owners.current is not None:
             self.expectations.creation_observed(object_key(owners.current))
         for rs in owners:
@@ -143,7 +166,7 @@ class ReplicaSetController:
             if labels_changed:
                 self._pod_deleted(old)
             return
-        owners = own.owners_of_update(self.rs_informer, old, pod, group="apps", kind=KIND)
+        owners = own.owners_of_update(self.rs_informer, old, pod, group=self.managed.group, kind=self.managed.kind)
         for rs in owners:
             self._enqueue(rs)
         rs = owners.current
@@ -153,7 +176,7 @@ class ReplicaSetController:
                 self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
 
     def _pod_deleted(self, pod: Obj) -> None:
-        rs = own.controller_of(self.rs_informer, pod, group="apps", kind=KIND)
+        rs = own.controller_of(self.rs_informer, pod, group=self.managed.group, kind=self.managed.kind)
         if rs is not None:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))
             self._enqueue(rs)
@@ -168,7 +191,7 @@ class ReplicaSetController:
         needs_sync = self.expectations.satisfied(key)
         selector = own.selector(rs)
         if selector is None:
-            log.warning("replicaset %s: its selector selects nothing; ignored", key)
+            log.warning("%s %s: its selector selects nothing; ignored", self.managed.kind, key)
             return
         pods = await self._claim(rs, selector, self._candidates(rs, selector))
         failure: ApiError | aiohttp.ClientError | None = None
@@ -195,7 +218,7 @@ class ReplicaSetController:
     async def _claim(self, rs: Obj, selector: LabelSelectorExpr, pods: list[Obj]) -> list[Obj]:
         """The pods this ReplicaSet controls once orphans are adopted and strays released
         (``ControllerRefManager.ClaimPods``)."""
-        manager = ControllerRefManager(rs, selector, api_version=API_VERSION, kind=KIND,
+        manager = ControllerRefManager(rs, selector, api_version=self.managed.api_version, kind=self.managed.kind,
                                        controllers=self._replica_sets(rs), dependents=self._pods(rs))
         return await manager.claim(pods)
 
@@ -221,14 +244,14 @@ class ReplicaSetController:
 
     async def _create_pod(self, rs: Obj) -> None:
         try:
-            pod = await self._pods(rs).create(_pod_from_template(rs))
+            pod = await self._pods(rs).create(_pod_from_template(rs, self.managed))
         except ApiError as err:
             if err.namespace_terminating:
                 self.expectations.creation_observed(object_key(rs))  # nothing more will be created there
                 return
-            self.recorder.event(involved_object(rs, API_VERSION, KIND), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
+            self.recorder.event(involved_object(rs, self.managed.api_version, self.managed.kind), WARNING, "FailedCreate", f"Error creating: {_message(err)}")
             raise
-        self.recorder.event(involved_object(rs, API_VERSION, KIND), NORMAL, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
+        self.recorder.event(involved_object(rs, self.managed.api_version, self.managed.kind), NORMAL, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
 
     async def _delete_pod(self, rs: Obj, pod: Obj) -> None:
         name = pod["metadata"]["name"]
@@ -238,9 +261,9 @@ class ReplicaSetController:
             self.expectations.deletion_observed(object_key(rs), object_key(pod))  # the informer will not see it go
             if isinstance(err, ApiError) and err.code == 404:
                 return
-            self.recorder.event(involved_object(rs, API_VERSION, KIND), WARNING, "FailedDelete", f"Error deleting: {_message(err)}")
+            self.recorder.event(involved_object(rs, self.managed.api_version, self.managed.kind), WARNING, "FailedDelete", f"Error deleting: {_message(err)}")
             raise
-        self.recorder.event(involved_object(rs, API_VERSION, KIND), NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+        self.recorder.event(involved_object(rs, self.managed.api_version, self.managed.kind), NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
 
     async def _update_status(self, rs: Obj, status: Obj) -> Obj:
         """Write ``status`` if it differs from the stored one; after a 409, once more on a fresh read."""
@@ -263,7 +286,7 @@ class ReplicaSetController:
         return self.client.resource("", "v1", "pods", obj["metadata"]["namespace"])
 
     def _replica_sets(self, rs: Obj) -> ResourceClient:
-        return self.client.resource("apps", "v1", "replicasets", rs["metadata"]["namespace"])
+        return self.client.resource(self.managed.group, self.managed.version, self.managed.plural, rs["metadata"]["namespace"])
 
 
 async def _slow_start(count: int, create: Callable[[], Awaitable[None]]) -> tuple[int, ApiError | aiohttp.ClientError | None]:
@@ -336,15 +359,20 @@ def _status_differs(current: Obj, wanted: Obj) -> bool:
     return any((current.get(k) or 0) != (wanted.get(k) or 0) for k in counts) or (current.get("conditions") or []) != (wanted.get("conditions") or [])
 
 
-def _pod_from_template(rs: Obj) -> Obj:
+def _pod_from_template(rs: Obj, managed: Managed = REPLICA_SET) -> Obj:
     """A new pod of ``rs``: the template's labels, annotations, finalizers and spec, with ``rs`` as its controller."""
     template = own.spec(rs).get("template") or {}
     template_meta = template.get("metadata") or {}
-    meta: Obj = {"generateName": f"{rs['metadata']['name']}-", "ownerReferences": [own.controller_reference(rs, API_VERSION, KIND)]}
+    meta: Obj = {"generateName": f"{rs['metadata']['name']}-",
+                 "ownerReferences": [own.controller_reference(rs, managed.api_version, managed.kind)]}
     for key in ("labels", "annotations", "finalizers"):
         if template_meta.get(key):
             meta[key] = copy.deepcopy(template_meta[key])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
+
+
+def _controller_uids(pod: Obj) -> list[str]:
+    return [ref["uid"] for ref in own.owner_refs(pod) if ref.get("controller")]
 
 
 def _is_active(pod: Obj) -> bool:

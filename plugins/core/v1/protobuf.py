@@ -1776,6 +1776,53 @@ BINDING = Message(
     },
 )
 
+SCOPED_RESOURCE_SELECTOR_REQUIREMENT = Message(
+    "ScopedResourceSelectorRequirement",
+    {
+        1: Field("scopeName", "string"),
+        2: Field("operator", "string"),
+        3: Field("values", "string", repeated=True),
+    },
+)
+
+
+SCOPE_SELECTOR = Message(
+    "ScopeSelector",
+    {
+        1: Field("matchExpressions", SCOPED_RESOURCE_SELECTOR_REQUIREMENT, repeated=True),
+    },
+)
+
+
+RESOURCE_QUOTA_SPEC = Message(
+    "ResourceQuotaSpec",
+    {
+        1: Field("hard", QUANTITY, map=True),
+        2: Field("scopes", "string", repeated=True),
+        3: Field("scopeSelector", SCOPE_SELECTOR, pointer=True),
+    },
+)
+
+
+RESOURCE_QUOTA_STATUS = Message(
+    "ResourceQuotaStatus",
+    {
+        1: Field("hard", QUANTITY, map=True),
+        2: Field("used", QUANTITY, map=True),
+    },
+)
+
+
+RESOURCE_QUOTA = Message(
+    "ResourceQuota",
+    {
+        1: Field("metadata", OBJECT_META),
+        2: Field("spec", RESOURCE_QUOTA_SPEC),
+        3: Field("status", RESOURCE_QUOTA_STATUS),
+    },
+)
+
+
 MESSAGES = {
     "Namespace": NAMESPACE,
     "Pod": POD,
@@ -1785,4 +1832,5 @@ MESSAGES = {
     "ServiceAccount": SERVICE_ACCOUNT,
     "Node": NODE,
     "Service": SERVICE,
+    "ResourceQuota": RESOURCE_QUOTA,  # `kubectl create quota`
 }

@@ -70,6 +70,17 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "list", "watch"], [LEGACY], ["pods"]),
         EVENTS,
     ],
+    "replication-controller": [
+        rule(["get", "list", "watch", "update"], [LEGACY], ["replicationcontrollers"]),
+        rule(["update"], [LEGACY], ["replicationcontrollers/status", "replicationcontrollers/finalizers"]),
+        rule(["list", "watch", "patch", "create", "delete"], [LEGACY], ["pods"]),
+        EVENTS,
+    ],
+    "resourcequota-controller": [
+        rule(READ, ["*"], ["*"]),
+        rule(["update"], [LEGACY], ["resourcequotas/status"]),
+        EVENTS,
+    ],
     "root-ca-cert-publisher": [
         rule(["create", "update"], [LEGACY], ["configmaps"]),
         EVENTS,

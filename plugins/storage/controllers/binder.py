@@ -23,7 +23,7 @@ from typing import Any
 
 from kplane.api import (
     NORMAL, WARNING, ApiError, EventRecorder, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers,
-    involved_object, object_key, parse_quantity, wait_synced,
+    involved_object, object_key, quantity, wait_synced,
 )
 from kplane.api import ownership as own
 from kplane.plugins.storage.defaultclass import PROVISIONER
@@ -47,7 +47,7 @@ def class_of(obj: Obj) -> str:
 
 def _storage(value: Any) -> Fraction:
     try:
-        return parse_quantity(value)
+        return quantity.parse(value).value
     except ValueError:
         return Fraction(0)
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from cel_expr_python import cel
 
-from kplane.api import parse_quantity
+from kplane.api import quantity
 from kplane.plugins.apiextensions.schema import regex
 
 T = cel.Type
@@ -40,7 +40,7 @@ def _unwrap(value: dict[str, str], kind: str) -> str:
 
 def _parse_quantity(text: str) -> Fraction:
     try:
-        return parse_quantity(text)
+        return quantity.parse(text).value
     except ValueError as err:
         raise LibraryError(str(err)) from None
 
