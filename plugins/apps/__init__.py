@@ -9,8 +9,8 @@ in this order."""
 
 from __future__ import annotations
 
-from kplane.api import ControllerManager, Registry, ScaleAdapter, Scheme, hookimpl
-from kplane.plugins.apps import strategy, types
+from kplane.api import ControllerManager, Registry, ScaleAdapter, Scheme, ServerConfig, hookimpl
+from kplane.plugins.apps import strategy, systempods, types
 from kplane.plugins.apps.controllers.daemonset import DaemonSetController
 from kplane.plugins.apps.controllers.deployment import DeploymentController
 from kplane.plugins.apps.controllers.replicaset import ReplicaSetController
@@ -63,6 +63,14 @@ def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "daemonsets", strategy.DaemonSetStatusStrategy(), subresource="status")
     registry.add_scale(GROUP, "deployments", ScaleAdapter())
     registry.add_scale(GROUP, "replicasets", ScaleAdapter())
+
+
+@hookimpl(trylast=True)
+async def kplane_post_start(registry: Registry, config: ServerConfig | None) -> None:
+    """The system pods (CoreDNS, kube-proxy) in kube-system, when the server runs with them;
+    last, once the core plugin has made the namespace."""
+    if config is not None and config.system_pods:
+        await systempods.ensure(registry)
 
 
 @hookimpl
