@@ -54,13 +54,13 @@ class Revisions:
         return newest, old, collision_count
 
     async def truncate(self, old: list[Obj], live_hashes: set[str | None]) -> None:
-        """Delete the oldest revisions beyond the limit that no live pod runs."""
+        """``cleanupHistory``: of the old revisions beyond the limit, delete as many as there are
+        too many, oldest first, passing over those a live pod still runs."""
         limit = own.spec(self.ds).get("revisionHistoryLimit")
-        limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
-        if len(old) <= limit:
-            return
-        live = {r["metadata"]["name"] for r in old if (r["metadata"].get("labels") or {}).get(HASH_LABEL) in live_hashes}
-        await self.history.truncate(old, live, limit)
+        excess = len(old) - (DEFAULT_HISTORY_LIMIT if limit is None else int(limit))
+        doomed = [r for r in sort_revisions(old) if (r["metadata"].get("labels") or {}).get(HASH_LABEL) not in live_hashes]
+        for revision in doomed[:max(0, excess)]:
+            await self.history.delete(revision)
 
     async def _claim(self) -> list[Obj]:
         """Revisions it controls, and matching orphans adopted (``controlledHistories``)."""
