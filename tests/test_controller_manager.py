@@ -180,12 +180,12 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
     finally:
         await client.close()
     assert chosen == {
-        "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment",
+        "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment", "daemonset",
               "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
-        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset",
+        "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset", "daemonset",
                                            "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
         "replicaset,namespace": {"replicaset", "namespace"},
-        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment",
+        "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment", "daemonset",
                                      "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},  # the first mention decides
     }
 

@@ -313,6 +313,12 @@ def test_the_scheduler_honours_required_terms_and_match_fields() -> None:
         "nodeSelectorTerms": [{}]}}}}}
     assert misfit(_node("n1"), empty, 0) != ""  # an empty term matches no node
     assert placement.target_node(pod) == "n2"
+    for hostile in (5, {"nodeAffinity": "x"}, {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            7, {"matchExpressions": "x"}, {"matchFields": [{"key": "metadata.name", "operator": "In", "values": "n1"}]},
+            {"matchExpressions": [{"key": 1, "operator": "Exists"}]}]}}}):
+        odd = {"metadata": {}, "spec": {"affinity": hostile}}  # the affinity is kept as sent: never a crash
+        assert placement.target_node(odd) == ""
+        assert misfit(_node("n1"), odd, 0) in ("", "node(s) didn't match Pod's node affinity/selector")
 
 
 def _pod(node: str, hash_: str, ready: bool = True, created: str = "2024-01-01T00:00:00Z") -> dict[str, Any]:

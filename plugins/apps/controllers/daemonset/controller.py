@@ -170,7 +170,7 @@ class DaemonSetController:
         now = time.time()
         if self.expectations.satisfied(key):
             changed = await self._manage(ds, nodes, node_pods, candidate, hash_, now)
-            if not changed and self.expectations.satisfied(key) and own.spec(ds).get("updateStrategy", {}).get("type") == "RollingUpdate":
+            if not changed and self.expectations.satisfied(key) and (own.spec(ds).get("updateStrategy") or {}).get("type") == "RollingUpdate":
                 wanted = {n["metadata"]["name"]: node_pods.get(n["metadata"]["name"], []) for n in nodes
                           if placement.should_run(n, candidate)[0]}
                 delete, surge_on = rolling.plan_update(ds, wanted, hash_, now)

@@ -18,7 +18,7 @@ from kplane.api import clock
 from kplane.api import ownership as own
 from kplane.plugins.apps.controllers.history import HASH_LABEL
 from kplane.plugins.apps.controllers.replicaset import is_available, is_ready
-from kplane.plugins.core.controllers.nodes.predicates import matches_node_selector_and_affinity, tolerates
+from kplane.plugins.core.controllers.nodes.predicates import matches_node_selector_and_affinity, required_node_terms, tolerates
 
 Obj = dict[str, Any]
 
@@ -82,10 +82,12 @@ def target_node(pod: Obj) -> str:
     spec = own.spec(pod)
     if spec.get("nodeName"):
         return str(spec["nodeName"])
-    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    for term in required.get("nodeSelectorTerms") or []:
-        for requirement in (term or {}).get("matchFields") or []:
-            values = requirement.get("values") or []
+    for term in required_node_terms(spec) or []:
+        requirements = term.get("matchFields")
+        for requirement in requirements if isinstance(requirements, list) else []:
+            values = requirement.get("values") if isinstance(requirement, dict) else None
+            if not isinstance(values, list):
+                continue
             if requirement.get("key") == NODE_NAME_FIELD and requirement.get("operator") == "In" and len(values) == 1:
                 return str(values[0])
     return ""
@@ -94,8 +96,8 @@ def target_node(pod: Obj) -> str:
 def pin_to_node(pod_spec: Obj, node: str) -> None:
     """``ReplaceDaemonSetPodNodeNameNodeAffinity``: the required node affinity becomes one term
     naming ``node`` (the controller checked the template's own terms against it already)."""
-    affinity = pod_spec.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") or {}
+    affinity = pod_spec.get("affinity") if isinstance(pod_spec.get("affinity"), dict) else {}
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
         {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}
     ]}

@@ -37,17 +37,31 @@ def matches_node_selector_and_affinity(node: Obj, pod: Obj) -> bool:
     spec, labels = own.spec(pod), node["metadata"].get("labels") or {}
     if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
         return False
-    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required_node_terms(spec)
+    return terms is None or any(_term_matches(node, term) for term in terms)
+
+
+def required_node_terms(spec: Obj) -> list[Obj] | None:
+    """The pod spec's required node affinity terms; None when it has none. The affinity is kept
+    as sent (no schema checks it), so a part of the wrong shape counts as a term matching nothing."""
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
     if required is None:
-        return True
-    return any(_term_matches(node, term or {}) for term in required.get("nodeSelectorTerms") or [])
+        return None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if not isinstance(terms, list):
+        return []
+    return [t if isinstance(t, dict) else {} for t in terms]
 
 
 def _term_matches(node: Obj, term: Obj) -> bool:
     """A term matches when all its label expressions and field requirements do; an empty term matches
     nothing. ``metadata.name`` is the one field a term may name."""
     expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
-    if not expressions and not fields:
+    if not isinstance(expressions, list) or not isinstance(fields, list) or not (expressions or fields):
+        return False
+    if not all(isinstance(r, dict) for r in [*expressions, *fields]):
         return False
     labels = node["metadata"].get("labels") or {}
     node_fields = {"metadata.name": node["metadata"].get("name", "")}
@@ -59,6 +73,8 @@ def _term_matches(node: Obj, term: Obj) -> bool:
 def _requirement_matches(requirement: Obj, values: dict[str, str]) -> bool:
     """``NodeSelectorRequirement``: In, NotIn, Exists, DoesNotExist, and Gt/Lt comparing integers."""
     key, operator, wanted = requirement.get("key", ""), requirement.get("operator"), requirement.get("values") or []
+    if not isinstance(key, str) or not isinstance(wanted, list):
+        return False
     present, value = key in values, values.get(key)
     if operator == "In":
         return present and value in wanted
