@@ -196,7 +196,7 @@ def test_an_unknown_controller_name_is_refused_with_the_known_ones(tmp_path: Pat
     run = subprocess.run([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(kubeconfig),
                           "--controllers", "*,-garbagecolector"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
-    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: clusterrole-aggregation, deployment, garbagecollector" in run.stderr
+    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: clusterrole-aggregation, daemonset, deployment, garbagecollector" in run.stderr
     serve = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
                             "--controllers", "bogus"], capture_output=True, text=True, timeout=30)
     assert serve.returncode == 1 and "unknown controller(s) bogus" in serve.stderr
