@@ -258,18 +258,18 @@ async def test_system_pods_run_in_kube_system_when_asked(tmp_path: Path) -> None
         async with aiohttp.ClientSession(base_url=srv.url) as session:
             api = Client(session)
 
-            async def running() -> bool:
+            async def running() -> dict[str, Any] | bool:
                 pods = (await api.get("/api/v1/namespaces/kube-system/pods")).body["items"]
                 ready = [p["metadata"]["name"] for p in pods
                          if any(c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", []))]
-                return sum(n.startswith("coredns-") for n in ready) == 2 and sum(n.startswith("kube-proxy-") for n in ready) == 3
+                proxy = (await api.get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")).body
+                return (sum(n.startswith("coredns-") for n in ready) == 2 and sum(n.startswith("kube-proxy-") for n in ready) == 3
+                        and proxy["status"].get("numberAvailable") == 3 and proxy)
 
-            await eventually(running, 20, what="CoreDNS and kube-proxy running")
+            proxy = await eventually(running, 45, what="CoreDNS and kube-proxy running")
+            assert proxy["spec"]["template"]["spec"]["hostNetwork"] is True
             dns = (await api.get("/api/v1/namespaces/kube-system/services/kube-dns")).body
             assert dns["spec"]["clusterIP"] == "10.96.0.10" and dns["spec"]["selector"] == {"k8s-app": "kube-dns"}
-            proxy = (await api.get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")).body
-            assert proxy["status"]["numberAvailable"] == 3
-            assert proxy["spec"]["template"]["spec"]["hostNetwork"] is True
     finally:
         await srv.stop()
 

@@ -112,6 +112,9 @@ class DaemonSetController:
             self._enqueue(ds)
 
     def _pod_updated(self, old: Obj, pod: Obj) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)  # its deletion is seen: the sync need not wait for it to go
+            return
         owners = own.owners_of_update(self.ds_informer, old, pod, group="apps", kind=KIND)
         for ds in owners:
             self._enqueue(ds)
