@@ -207,6 +207,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                        help="EncryptionConfiguration file: the resources it names (e.g. secrets) are stored "
                             "encrypted with aesgcm, aescbc or secretbox keys, as kube-apiserver's flag")
     serve.add_argument("--no-controllers", action="store_true", help="do not run the controller-manager in-process")
+    serve.add_argument("--system-pods", action=argparse.BooleanOptionalAction, default=True,
+                       help="create the system pods of kube-system at start when they are missing: a CoreDNS "
+                            "Deployment with its kube-dns Service, a kube-proxy DaemonSet (default on)")
     _add_limit_flags(serve)
     authn_options.add_flags(serve)
     authz_options.add_flags(serve)
@@ -307,6 +310,7 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         skip_broken_plugins=args.skip_broken_plugins,
         run_controllers=not args.no_controllers,
         simulated_nodes=args.simulated_nodes,
+        system_pods=args.system_pods,
         controllers=args.controllers,
         watch_cache=args.watch_cache,
         encryption_provider_config=args.encryption_provider_config,

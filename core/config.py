@@ -47,6 +47,7 @@ class ServerConfig:
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
+    system_pods: bool = False  # CoreDNS and kube-proxy made in kube-system at start (the apps plugin); kplane serve: on
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
     # The Lease the in-process controllers hold while they run (None: run them unconditionally).
     # Several servers on one storage then run one set of controllers between them.

@@ -28,7 +28,8 @@ is quicker; ``pytest --kplane-secure`` makes every test's server secure); ``runt
 (by plugin name; a plugin named there gets those in place of its flags' defaults, which the others
 get as ``kplane serve`` gives them), and any other keyword is a ``kplane serve`` flag a plugin adds, named by its
 ``dest`` (``apiservice_backends=False`` is ``--no-enable-apiservice-backends``, for tests of
-a server that refuses backends). The server runs in a thread of its own with its own event loop, so blocking
+a server that refuses backends);
+``system_pods=True`` makes the system pods of kube-system (CoreDNS, kube-proxy) at start, as ``kplane serve`` does. The server runs in a thread of its own with its own event loop, so blocking
 clients (the official client, kopf's runner) and asyncio tests both work against it; storage is
 SQLite in the test's ``tmp_path``.
 """
@@ -315,6 +316,7 @@ def kplane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
         port=0,
         run_controllers=bool(options.pop("controllers", False)),
         simulated_nodes=int(options.pop("simulated_nodes", 3)),
+        system_pods=bool(options.pop("system_pods", False)),
         disabled_plugins=disabled,
         runtime_config=parse_runtime_config(options.pop("runtime_config", "")),
         plugin_settings=_plugin_settings(plugins, options.pop("plugin_settings", {}), options),

@@ -64,20 +64,22 @@ def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) ->
 
 
 def start(data_dir: Path, *args: str, port: int | None = None, python: str | Path = sys.executable,
-          secure: bool = False) -> subprocess.Popen[str]:
-    """`kplane serve` on ``port``, plain HTTP unless ``secure``."""
+          secure: bool = False, system_pods: bool = False) -> subprocess.Popen[str]:
+    """`kplane serve` on ``port``, plain HTTP unless ``secure``, without the system pods unless asked."""
     port = port or free_port()
+    pods = () if system_pods else ("--no-system-pods",)
     return subprocess.Popen([str(python), "-m", "kplane.core.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
-                             *protection(secure).serve_flags(), *args],
+                             *protection(secure).serve_flags(), *pods, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, *args: str, python: str | Path = sys.executable, secure: bool = False) -> Iterator[Served]:
+def serving(data_dir: Path, *args: str, python: str | Path = sys.executable, secure: bool = False,
+            system_pods: bool = False) -> Iterator[Served]:
     """A ready `kplane serve` on a free loopback port, terminated afterwards; ``python`` runs it
     (another virtual environment's, to serve plugins installed there)."""
     port = free_port()
-    process = start(data_dir, *args, port=port, python=python, secure=secure)
+    process = start(data_dir, *args, port=port, python=python, secure=secure, system_pods=system_pods)
     url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:
         wait_ready(url, process)

@@ -18,7 +18,7 @@ from kplane.core.hookspecs import hookimpl
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.registry.registry import Registry
 from kplane.core.serving.apiserver import APIServer
-from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, _slow_start
+from kplane.plugins.apps.controllers.replicaset import Expectations, _pods_to_delete, slow_start
 from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
 from tests.waiting import eventually
@@ -340,11 +340,11 @@ async def test_slow_start_doubles_batches_and_stops_at_a_failure() -> None:
         if len(calls) == 5:
             raise ApiError(403, {"message": "quota"})
 
-    done, failure = await _slow_start(20, create)
+    done, failure = await slow_start(20, create)
     assert calls == [0, 1, 2, 3, 4, 5, 6]  # batches of 1, 2 and 4; the third failed, the fourth never ran
     assert done == 6 and failure is not None and failure.code == 403
     calls.clear()
-    assert await _slow_start(3, create) == (3, None)
+    assert await slow_start(3, create) == (3, None)
 
 
 # -- kubectl -----------------------------------------------------------------------------------

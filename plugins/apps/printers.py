@@ -46,6 +46,31 @@ REPLICA_SET_COLUMNS = (
     SELECTOR,
 )
 
+def _node_selector(obj: dict[str, Any]) -> str:
+    """``labels.FormatLabels`` of the template's nodeSelector: ``k=v,...`` sorted, or ``<none>``."""
+    return format_label_selector({"matchLabels": dig(obj, "spec.template.spec.nodeSelector")}) or "<none>"
+
+
+DAEMON_SET_COLUMNS = (
+    NAME,
+    Column("Desired", "integer", lambda o: dig(o, "status.desiredNumberScheduled", 0),
+           description="The total number of nodes that should be running the daemon pod."),
+    Column("Current", "integer", lambda o: dig(o, "status.currentNumberScheduled", 0),
+           description="The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod."),
+    Column("Ready", "integer", lambda o: dig(o, "status.numberReady", 0),
+           description="The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready."),
+    Column("Up-to-date", "integer", lambda o: dig(o, "status.updatedNumberScheduled", 0),
+           description="The total number of nodes that are running updated daemon pod"),
+    Column("Available", "integer", lambda o: dig(o, "status.numberAvailable", 0),
+           description="The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)"),
+    Column("Node Selector", "string", _node_selector,
+           description="NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+)
+
 
 def _controller(obj: dict[str, Any]) -> str:
     """``kind.group/name`` of the controlling owner, lower-cased as kubectl prints it."""

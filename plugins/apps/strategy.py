@@ -1,4 +1,4 @@
-"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset,controllerrevision}/strategy.go``).
+"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset,controllerrevision,daemonset}/strategy.go``).
 
 Create clears status and sets generation 1; an update keeps the stored status and bumps the
 generation when the spec (or, for Deployments, the annotations) changed; the status subresource
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kplane.api import FieldError, RequestContext, Strategy
 from kplane.plugins.apps import printers, validation
-from kplane.plugins.apps.types import ControllerRevision, Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+from kplane.plugins.apps.types import ControllerRevision, DaemonSet, DaemonSetStatus, Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
 
 Workload = Deployment | ReplicaSet
 
@@ -85,3 +85,50 @@ class ControllerRevisionStrategy(Strategy):
 
     def validate_update(self, ctx: RequestContext, obj: ControllerRevision, old: ControllerRevision) -> list[FieldError]:
         return validation.validate_controller_revision_update(obj, old)
+
+
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def template_generation(obj: DaemonSet) -> int:
+    """The DaemonSet's template generation (apps/v1 keeps kube's internal field in this annotation)."""
+    try:
+        return int((obj.metadata.annotations or {}).get(TEMPLATE_GENERATION, 0))
+    except ValueError:
+        return 0
+
+
+def _set_template_generation(obj: DaemonSet, generation: int) -> None:
+    obj.metadata.annotations = {**(obj.metadata.annotations or {}), TEMPLATE_GENERATION: str(generation)}
+
+
+class DaemonSetStrategy(_WorkloadStrategy):
+    """Generation and template generation count template changes; a change of the rest of the
+    spec bumps the generation alone. Clients cannot set the template generation."""
+
+    status_type = DaemonSetStatus
+    columns = printers.DAEMON_SET_COLUMNS
+
+    def prepare_for_create(self, ctx: RequestContext, obj: DaemonSet) -> None:
+        super().prepare_for_create(ctx, obj)
+        _set_template_generation(obj, 1)
+
+    def prepare_for_update(self, ctx: RequestContext, obj: DaemonSet, old: DaemonSet) -> None:
+        obj.status = old.status
+        generation = template_generation(old)
+        if obj.spec.template != old.spec.template:
+            generation += 1
+            obj.metadata.generation = (old.metadata.generation or 0) + 1
+        elif obj.spec != old.spec:
+            obj.metadata.generation = (old.metadata.generation or 0) + 1
+        _set_template_generation(obj, generation)
+
+    def validate(self, ctx: RequestContext, obj: DaemonSet) -> list[FieldError]:
+        return validation.validate_daemon_set_spec(obj.spec)
+
+
+class DaemonSetStatusStrategy(ReplicaSetStatusStrategy):
+    """``/status`` of DaemonSets: the spec stays as stored, the collision count never goes down."""
+
+    def validate_update(self, ctx: RequestContext, obj: DaemonSet, old: DaemonSet) -> list[FieldError]:
+        return validation.validate_daemon_set_status_update(obj.status, old.status)

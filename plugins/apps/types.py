@@ -1,4 +1,4 @@
-"""Internal types of the apps group: Deployment, ReplicaSet and ControllerRevision."""
+"""Internal types of the apps group: Deployment, ReplicaSet, ControllerRevision and DaemonSet."""
 
 from __future__ import annotations
 
@@ -106,3 +106,56 @@ class ControllerRevision:
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     data: Any = None
     revision: int = 0
+
+
+@dataclass(slots=True)
+class RollingUpdateDaemonSet:
+    max_unavailable: int | str | None = None
+    max_surge: int | str | None = None
+
+
+@dataclass(slots=True)
+class DaemonSetUpdateStrategy:
+    type: str | None = None
+    rolling_update: RollingUpdateDaemonSet | None = None
+
+
+@dataclass(slots=True)
+class DaemonSetSpec:
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = field(default_factory=PodTemplateSpec)
+    update_strategy: DaemonSetUpdateStrategy = field(default_factory=DaemonSetUpdateStrategy)
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
+
+
+@dataclass(slots=True)
+class DaemonSetCondition:
+    type: str = ""
+    status: str = ""
+    last_transition_time: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class DaemonSetStatus:
+    current_number_scheduled: int | None = None
+    number_misscheduled: int | None = None
+    desired_number_scheduled: int | None = None
+    number_ready: int | None = None
+    observed_generation: int | None = None
+    updated_number_scheduled: int | None = None
+    number_available: int | None = None
+    number_unavailable: int | None = None
+    collision_count: int | None = None
+    conditions: list[DaemonSetCondition] | None = None
+
+
+@dataclass(slots=True)
+class DaemonSet:
+    """One pod per eligible node, made from ``spec.template``."""
+
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: DaemonSetSpec = field(default_factory=DaemonSetSpec)
+    status: DaemonSetStatus = field(default_factory=DaemonSetStatus)

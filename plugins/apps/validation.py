@@ -8,12 +8,16 @@ from kplane.api import (
     FIELD_IMMUTABLE, FieldError, LabelSelector, camel_case, forbidden, invalid, label_selector_from_internal,
     not_supported, required, validate_label_selector,
 )
-from kplane.plugins.apps.types import ControllerRevision, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus
+from kplane.plugins.apps.types import (
+    ControllerRevision, DaemonSetSpec, DaemonSetStatus, DaemonSetUpdateStrategy, DeploymentSpec, DeploymentStatus,
+    DeploymentStrategy, ReplicaSetSpec, ReplicaSetStatus,
+)
 from kplane.plugins.core.types import PodTemplateSpec
 from kplane.plugins.core.validation import validate_pod_spec
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 STRATEGY_TYPES = ["Recreate", "RollingUpdate"]
+DAEMON_SET_STRATEGY_TYPES = ["RollingUpdate", "OnDelete"]
 _PERCENT = re.compile(r"^[0-9]+%$")
 
 
@@ -101,11 +105,13 @@ def _selector_value(selector: LabelSelector | None) -> object:
     return {"matchLabels": selector.match_labels or {}, "matchExpressions": expressions}
 
 
-def validate_status(status: DeploymentStatus | ReplicaSetStatus) -> list[FieldError]:
-    """Counters are never negative (``ValidateDeploymentStatus``/``ValidateReplicaSetStatus``)."""
+def validate_status(status: DeploymentStatus | ReplicaSetStatus | DaemonSetStatus) -> list[FieldError]:
+    """Counters are never negative (``ValidateDeploymentStatus``/``ValidateReplicaSetStatus``/``validateDaemonSetStatus``)."""
     errs: list[FieldError] = []
     for name in ("observed_generation", "replicas", "updated_replicas", "ready_replicas", "available_replicas",
-                 "unavailable_replicas", "terminating_replicas", "fully_labeled_replicas", "collision_count"):
+                 "unavailable_replicas", "terminating_replicas", "fully_labeled_replicas", "collision_count",
+                 "current_number_scheduled", "number_misscheduled", "desired_number_scheduled", "number_ready",
+                 "updated_number_scheduled", "number_available", "number_unavailable"):
         errs += _non_negative(getattr(status, name, None), "status." + camel_case(name))
     return errs
 
@@ -121,4 +127,51 @@ def validate_controller_revision_update(revision: ControllerRevision, old: Contr
     errs = validate_controller_revision(revision)
     if revision.data != old.data:
         errs.append(invalid("data", revision.data, FIELD_IMMUTABLE))
+    return errs
+
+
+def _percent_or_int_value(value: int | str | None) -> int:
+    """``getIntOrPercentValue``: the number, or a valid percentage's number; 0 for anything else."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _PERCENT.match(value):
+        return int(value[:-1])
+    return 0
+
+
+def _validate_daemon_set_strategy(strategy: DaemonSetUpdateStrategy) -> list[FieldError]:
+    """``ValidateDaemonSetUpdateStrategy``: exactly one of maxUnavailable and maxSurge is non-zero."""
+    path = "spec.updateStrategy"
+    if strategy.type == "OnDelete":
+        return []
+    if strategy.type != "RollingUpdate":
+        return [not_supported(path, {"type": strategy.type or ""}, DAEMON_SET_STRATEGY_TYPES)]
+    rolling = strategy.rolling_update
+    if rolling is None:
+        return [required(path + ".rollingUpdate")]
+    errs = _int_or_percent(rolling.max_unavailable, path + ".rollingUpdate.maxUnavailable")
+    errs += _int_or_percent(rolling.max_surge, path + ".rollingUpdate.maxSurge")
+    unavailable, surge = _percent_or_int_value(rolling.max_unavailable) != 0, _percent_or_int_value(rolling.max_surge) != 0
+    if unavailable and surge:
+        errs.append(invalid(path + ".rollingUpdate.maxSurge", rolling.max_surge, "may not be set when maxUnavailable is non-zero"))
+    elif not unavailable and not surge:
+        errs.append(required(path + ".rollingUpdate.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return errs
+
+
+def validate_daemon_set_spec(spec: DaemonSetSpec) -> list[FieldError]:
+    """``ValidateDaemonSetSpec``: a selector of the template's labels, an Always pod without a deadline."""
+    errs = validate_selector_and_template(spec.selector, spec.template, "daemonset")
+    if spec.template.spec.active_deadline_seconds is not None:
+        errs.append(forbidden("spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in DaemonSet is not Supported"))
+    errs += _non_negative(spec.min_ready_seconds, "spec.minReadySeconds")
+    errs += _validate_daemon_set_strategy(spec.update_strategy)
+    return errs + _non_negative(spec.revision_history_limit, "spec.revisionHistoryLimit")
+
+
+def validate_daemon_set_status_update(status: DaemonSetStatus, old: DaemonSetStatus) -> list[FieldError]:
+    """``ValidateDaemonSetStatusUpdate``: counters not negative, and the collision count never goes down."""
+    errs = validate_status(status)
+    if (status.collision_count or 0) < (old.collision_count or 0):
+        errs.append(invalid("status.collisionCount", status.collision_count or 0, "cannot be decremented"))
     return errs

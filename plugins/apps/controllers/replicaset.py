@@ -172,7 +172,7 @@ class ReplicaSetController:
         rs = owners.current
         if rs is not None:
             min_ready = own.spec(rs).get("minReadySeconds") or 0
-            if min_ready and not _is_ready(old) and _is_ready(pod):
+            if min_ready and not is_ready(old) and is_ready(pod):
                 self.queue.add_after(object_key(rs), min_ready + 1)  # to count it available then
 
     def _pod_deleted(self, pod: Obj) -> None:
@@ -229,7 +229,7 @@ class ReplicaSetController:
         if diff < 0:
             count = min(-diff, self.burst_replicas)
             self.expectations.expect(key, creates=count)
-            created, failure = await _slow_start(count, lambda: self._create_pod(rs))
+            created, failure = await slow_start(count, lambda: self._create_pod(rs))
             if count > created:
                 self.expectations.creation_observed(key, count - created)  # never to be seen
             if failure is not None:
@@ -289,7 +289,7 @@ class ReplicaSetController:
         return self.client.resource(self.managed.group, self.managed.version, self.managed.plural, rs["metadata"]["namespace"])
 
 
-async def _slow_start(count: int, create: Callable[[], Awaitable[None]]) -> tuple[int, ApiError | aiohttp.ClientError | None]:
+async def slow_start(count: int, create: Callable[[], Awaitable[None]]) -> tuple[int, ApiError | aiohttp.ClientError | None]:
     """Call ``create`` ``count`` times in concurrent batches of 1, 2, 4, ...; a failed batch ends
     it, so a quota or a bad template costs one request rather than ``count``. Returns how many
     succeeded, and the first failure."""
@@ -320,8 +320,8 @@ def _pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
 
     def rank(pod: Obj) -> tuple[Any, ...]:
         node = own.spec(pod).get("nodeName", "")
-        ready = _is_ready(pod)
-        ready_since = clock.epoch(_ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
+        ready = is_ready(pod)
+        ready_since = clock.epoch(ready_condition(pod).get("lastTransitionTime")) if ready else 0.0
         restarts = max((c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []), default=0)
         return (bool(node), PHASE_ORDER.get((pod.get("status") or {}).get("phase", ""), 0), ready, -on_node[node],
                 -ready_since, -restarts, -clock.epoch(pod["metadata"].get("creationTimestamp")))
@@ -334,7 +334,7 @@ def _calculate_status(rs: Obj, pods: list[Obj], failure: ApiError | aiohttp.Clie
     template_labels = ((own.spec(rs).get("template") or {}).get("metadata") or {}).get("labels") or {}
     min_ready = own.spec(rs).get("minReadySeconds") or 0
     now = time.time()
-    ready = [p for p in pods if _is_ready(p)]
+    ready = [p for p in pods if is_ready(p)]
     if failure is None:
         remove_condition(status, REPLICA_FAILURE)
     else:
@@ -346,7 +346,7 @@ def _calculate_status(rs: Obj, pods: list[Obj], failure: ApiError | aiohttp.Clie
         replicas=len(pods),
         fullyLabeledReplicas=sum(1 for p in pods if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in template_labels.items())),
         readyReplicas=len(ready),
-        availableReplicas=sum(1 for p in ready if clock.epoch(_ready_condition(p).get("lastTransitionTime")) + min_ready <= now),
+        availableReplicas=sum(1 for p in ready if clock.epoch(ready_condition(p).get("lastTransitionTime")) + min_ready <= now),
     )
     if not status.get("conditions"):
         status.pop("conditions", None)
@@ -379,12 +379,17 @@ def _is_active(pod: Obj) -> bool:
     return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in TERMINAL
 
 
-def _ready_condition(pod: Obj) -> Obj:
+def ready_condition(pod: Obj) -> Obj:
     return get_condition(pod.get("status") or {}, "Ready") or {}
 
 
-def _is_ready(pod: Obj) -> bool:
-    return _ready_condition(pod).get("status") == "True"
+def is_ready(pod: Obj) -> bool:
+    return ready_condition(pod).get("status") == "True"
+
+
+def is_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
+    """``podutil.IsPodAvailable``: Ready for at least ``min_ready_seconds`` at ``now`` (epoch seconds)."""
+    return is_ready(pod) and clock.epoch(ready_condition(pod).get("lastTransitionTime")) + min_ready_seconds <= now
 
 
 def _message(err: ApiError | aiohttp.ClientError) -> str:

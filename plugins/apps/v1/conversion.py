@@ -13,7 +13,7 @@ def _template_spec(workload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def to_internal(workload: dict[str, Any]) -> dict[str, Any]:
-    """A Deployment's or ReplicaSet's data, its template's ``serviceAccount`` alias read."""
+    """A workload's data (Deployment, ReplicaSet, DaemonSet), its template's ``serviceAccount`` alias read."""
     spec = _template_spec(workload)
     if spec:
         pod_spec_to_internal(spec)

@@ -47,3 +47,24 @@ def default_replica_set(replica_set: dict[str, Any]) -> None:
     if spec.get("replicas") is None:
         spec["replicas"] = 1
     _default_template(spec)
+
+
+def default_daemon_set(daemon_set: dict[str, Any]) -> None:
+    """``SetDefaults_DaemonSet``: RollingUpdate of one node at a time, no surge, ten revisions kept."""
+    spec = daemon_set.get("spec")
+    if spec is None:
+        spec = daemon_set["spec"] = {}
+    strategy = spec.get("update_strategy") or {}
+    spec["update_strategy"] = strategy
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.get("rolling_update") or {}
+        strategy["rolling_update"] = rolling
+        if rolling.get("max_unavailable") is None:
+            rolling["max_unavailable"] = 1
+        if rolling.get("max_surge") is None:
+            rolling["max_surge"] = 0
+    if spec.get("revision_history_limit") is None:
+        spec["revision_history_limit"] = 10
+    _default_template(spec)

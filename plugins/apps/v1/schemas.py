@@ -193,3 +193,111 @@ class ControllerRevisionSchema(Schema):
     revision = fields.Int(metadata={"omitempty": False, "description": (
         "The revision's number among its owner's revisions; the highest is the newest."
     )})
+
+
+class RollingUpdateDaemonSetSchema(Schema):
+    """How fast a rolling update replaces a DaemonSet's Pods, node by node."""
+
+    max_unavailable = fields.IntOrString(metadata={"description": (
+        "How many nodes may be without an available Pod of the DaemonSet during the update: a number, or a "
+        "percentage of the nodes that should run one, rounded up. Defaults to 1. Exactly one of maxUnavailable "
+        "and maxSurge is non-zero."
+    )})
+    max_surge = fields.IntOrString(metadata={"description": (
+        "On how many nodes a new Pod may start before the old one stops (both run for a while): a number, or a "
+        "percentage of the nodes that should run one, rounded up. Defaults to 0."
+    )})
+
+
+class DaemonSetUpdateStrategySchema(Schema):
+    """How a DaemonSet replaces its Pods when the template changes."""
+
+    type = fields.Str(metadata={"description": (
+        "RollingUpdate replaces old Pods node by node; OnDelete makes a new Pod only once an old one is deleted. "
+        "Defaults to RollingUpdate."
+    )})
+    rolling_update = fields.Nested(RollingUpdateDaemonSetSchema, metadata={"pointer": True, "description": (
+        "Tuning of a RollingUpdate; allowed only when type is RollingUpdate."
+    )})
+
+
+class DaemonSetSpecSchema(Schema):
+    """The desired state of a DaemonSet."""
+
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "pointer": True, "omitempty": False, "description": (
+        "Which Pods belong to this DaemonSet, by label. It must match the template's labels and cannot change "
+        "after creation."
+    )})
+    template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (
+        "The Pod to run on every eligible node: those its nodeSelector, node affinity and tolerations allow. "
+        "Its restartPolicy must be Always."
+    )})
+    update_strategy = fields.Nested(DaemonSetUpdateStrategySchema, metadata={"description": (
+        "How old Pods are replaced by new ones when the template changes."
+    )})
+    min_ready_seconds = fields.Int32(metadata={"description": (
+        "How long a new Pod must stay ready, without any container crashing, before it counts as available. "
+        "Defaults to 0."
+    )})
+    revision_history_limit = fields.Int32(metadata={"description": (
+        "How many old ControllerRevisions to keep so that an update can be undone. Defaults to 10."
+    )})
+
+
+class DaemonSetConditionSchema(Schema):
+    """One aspect of a DaemonSet's state at a point in time."""
+
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
+
+
+class DaemonSetStatusSchema(Schema):
+    """The observed state of a DaemonSet, written by the daemon set controller."""
+
+    current_number_scheduled = fields.Int32(metadata={"omitempty": False, "description": (
+        "Nodes that should run the daemon Pod and run at least one."
+    )})
+    number_misscheduled = fields.Int32(metadata={"omitempty": False, "description": (
+        "Nodes that run the daemon Pod but should not."
+    )})
+    desired_number_scheduled = fields.Int32(metadata={"omitempty": False, "description": (
+        "Nodes that should run the daemon Pod."
+    )})
+    number_ready = fields.Int32(metadata={"omitempty": False, "description": (
+        "Nodes that should run the daemon Pod and whose Pod is Ready."
+    )})
+    observed_generation = fields.Int(metadata={"description": "The metadata.generation the controller last acted on."})
+    updated_number_scheduled = fields.Int32(metadata={"description": "Nodes running a Pod of the current template."})
+    number_available = fields.Int32(metadata={"description": (
+        "Nodes that should run the daemon Pod and whose Pod has been ready for at least minReadySeconds."
+    )})
+    number_unavailable = fields.Int32(metadata={"description": (
+        "Nodes that should run the daemon Pod and have none available."
+    )})
+    collision_count = fields.Int32(metadata={"description": (
+        "Counts clashes between the names of new ControllerRevisions and existing ones; it is mixed into the "
+        "next name so that the name is unique."
+    )})
+    conditions = fields.List(fields.Nested(DaemonSetConditionSchema), metadata=fields.merge_by("type", description=(
+        "The latest observations of the DaemonSet's state, one per type."
+    )))
+
+
+class DaemonSetSchema(Schema):
+    """A DaemonSet runs one copy of a Pod on every eligible node, as node agents (log collectors, network
+    proxies, monitoring) need: a node that joins gets one, a node that leaves takes its Pod with it.
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, namespace, labels, annotations, and what the server records about "
+        "the object."
+    )})
+    spec = fields.Nested(DaemonSetSpecSchema, metadata={"description": (
+        "The desired state: the Pod to run, on which nodes, and how to replace it when the template changes."
+    )})
+    status = fields.Nested(DaemonSetStatusSchema, metadata={"description": (
+        "The most recently observed state. Written by the controller; clients read it."
+    )})

@@ -19,6 +19,15 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
     "clusterrole-aggregation-controller": [
         rule(["escalate", "get", "list", "watch", "update", "patch"], [RBAC], ["clusterroles"]),
     ],
+    "daemon-set-controller": [
+        rule(["get", "list", "watch"], [APPS], ["daemonsets"]),
+        rule(["update"], [APPS], ["daemonsets/status", "daemonsets/finalizers"]),
+        rule(["list", "watch"], [LEGACY], ["nodes"]),
+        rule(["list", "watch", "create", "delete", "patch"], [LEGACY], ["pods"]),
+        rule(["create"], [LEGACY], ["pods/binding"]),
+        rule(["get", "list", "watch", "create", "delete", "update", "patch"], [APPS], ["controllerrevisions"]),
+        EVENTS,
+    ],
     "deployment-controller": [
         rule(["get", "list", "watch", "update"], [APPS], ["deployments"]),
         rule(["update"], [APPS], ["deployments/finalizers", "deployments/status"]),

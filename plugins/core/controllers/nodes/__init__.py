@@ -10,7 +10,8 @@ plays three parts, all through the API like the real components:
 * the **scheduler** (:mod:`.scheduler`, :mod:`.predicates`): a Pending pod without
   ``spec.nodeName`` (and for ``default-scheduler``) is bound, through ``pods/binding``, to the
   fitting Node with the fewest pods. A Node fits when it is Ready, not cordoned, matches the pod's
-  nodeSelector, has no taint the pod does not tolerate, and has room;
+  nodeSelector and required node affinity (label expressions, ``matchFields`` on ``metadata.name``),
+  has no taint the pod does not tolerate, and has room;
 * the **kubelets' pod lifecycle** (:mod:`.kubelet`, :mod:`.pod_status`): a pod bound to one of
   these Nodes first reports ContainerCreating, then, ``ready_delay`` seconds later, Running and
   Ready with container statuses, a pod IP from the node's podCIDR (``10.244.<n>.0/24``,
