@@ -84,6 +84,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStrategy())
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
+    from kplane.plugins.core import eviction  # here: it reads the policy group's types, which import this plugin's
+    registry.add_subresource(GROUP, "pods", "eviction", eviction.EvictionREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())

@@ -12,6 +12,7 @@ from kplane.plugins.rbac.bootstrap.policy import APPS, LEGACY, RBAC, READ, clust
 PREFIX = "system:controller:"
 NAMESPACE = "kube-system"
 
+POLICY = "policy"
 EVENTS = rule(["create", "update", "patch"], [LEGACY], ["events"])
 
 #: The ServiceAccount of each controller, and the rules its role holds.
@@ -24,6 +25,14 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["update"], [APPS], ["deployments/finalizers", "deployments/status"]),
         rule(["get", "list", "watch", "create", "update", "patch", "delete"], [APPS], ["replicasets"]),
         rule(["get", "list", "watch", "update"], [LEGACY], ["pods"]),
+        EVENTS,
+    ],
+    "disruption-controller": [
+        rule(["get", "list", "watch"], [APPS], ["deployments", "replicasets", "statefulsets"]),
+        rule(["get", "list", "watch"], [LEGACY], ["replicationcontrollers", "pods"]),
+        rule(["get", "list", "watch"], [POLICY], ["poddisruptionbudgets"]),
+        rule(["update"], [POLICY], ["poddisruptionbudgets/status"]),
+        rule(["get"], ["*"], ["*/scale"]),
         EVENTS,
     ],
     "generic-garbage-collector": [
