@@ -101,6 +101,7 @@ from kplane.core.client.discovery import server_resources
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
+from kplane.core.client.leaderelection import micro_time  # a Lease's renewTime (node heartbeats)
 from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
 from kplane.core.client.services import (
     ServiceLookup, ServiceTarget, TLSContexts, UnreachableError, describe_error, service_target,

@@ -22,7 +22,7 @@ budget:
 
 from __future__ import annotations
 
-import datetime
+import time
 from typing import Any
 
 from kplane.api import (
@@ -105,20 +105,20 @@ class DisruptionController:
     async def _try_sync(self, pdb: Obj) -> None:
         pods = self._pods_of(pdb)
         if not pods:
-            self.recorder.event(involved_object(pdb), NORMAL, "NoPods", "No matching pods found")
+            self.recorder.event(involved_object(pdb, "policy/v1", "PodDisruptionBudget"), NORMAL, "NoPods", "No matching pods found")
         try:
             expected, desired, unmanaged = await self._expected_count(pdb, pods)
         except ExpectedCountError as err:
-            self.recorder.event(involved_object(pdb), WARNING, "CalculateExpectedPodCountFailed",
+            self.recorder.event(involved_object(pdb, "policy/v1", "PodDisruptionBudget"), WARNING, "CalculateExpectedPodCountFailed",
                                 f"Failed to calculate the number of expected pods: {err}")
             raise
         if unmanaged:
-            self.recorder.event(involved_object(pdb), WARNING, "UnmanagedPods", (
+            self.recorder.event(involved_object(pdb, "policy/v1", "PodDisruptionBudget"), WARNING, "UnmanagedPods", (
                 f"Pods selected by this PodDisruptionBudget (selector: {format_label_selector(own.spec(pdb).get('selector'))}) "
                 "were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may "
                 "result in undefined behavior. To account for these pods please set \".spec.minAvailable\" field of the "
                 "PDB to an integer value."))
-        now = _now()
+        now = time.time()
         disrupted, recheck = self._disrupted_pods(pdb, pods, now)
         healthy = sum(1 for pod in pods if not pod["metadata"].get("deletionTimestamp")
                       and pod["metadata"]["name"] not in disrupted and _ready(pod))
@@ -226,9 +226,9 @@ class DisruptionController:
             name = pod["metadata"]["name"]
             if pod["metadata"].get("deletionTimestamp") or name not in disrupted:
                 continue
-            expires = _seconds(disrupted[name]) + self.deletion_timeout
+            expires = _epoch(disrupted[name]) + self.deletion_timeout
             if expires < now:
-                self.recorder.event(involved_object(pod), WARNING, "NotDeleted",
+                self.recorder.event(involved_object(pod, "v1", "Pod"), WARNING, "NotDeleted",
                                     f"Pod was expected by PDB {pdb['metadata']['namespace']}/{pdb['metadata']['name']} to be deleted but it wasn't")
                 continue
             recheck = expires if recheck is None else min(recheck, expires)
@@ -270,14 +270,11 @@ def _ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
 
 
-def _now() -> float:
-    return datetime.datetime.now(datetime.timezone.utc).timestamp()
-
-
-def _seconds(stamp: str) -> float:
+def _epoch(stamp: Any) -> float:
+    """A disruptedPods time in seconds since the epoch (0 for one that does not parse: expired)."""
     try:
-        return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except (AttributeError, ValueError):
+        return clock.epoch(stamp)
+    except (TypeError, ValueError):
         return 0.0
 
 

@@ -12,7 +12,7 @@ from kplane.plugins.rbac.bootstrap.policy import APPS, LEGACY, RBAC, READ, clust
 PREFIX = "system:controller:"
 NAMESPACE = "kube-system"
 
-POLICY = "policy"
+POLICY, COORDINATION = "policy", "coordination.k8s.io"
 EVENTS = rule(["create", "update", "patch"], [LEGACY], ["events"])
 
 #: The ServiceAccount of each controller, and the rules its role holds.
@@ -44,6 +44,13 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["update"], [LEGACY], ["namespaces/finalize", "namespaces/status"]),
         rule(["get", "list", "delete", "deletecollection"], ["*"], ["*"]),
     ],
+    "node-controller": [
+        rule(["get", "list", "update", "delete", "patch"], [LEGACY], ["nodes"]),
+        rule(["patch", "update"], [LEGACY], ["nodes/status", "pods/status"]),
+        rule(["list", "delete"], [LEGACY], ["pods"]),
+        rule(["get", "list", "watch"], [COORDINATION], ["leases"]),
+        EVENTS,
+    ],
     "replicaset-controller": [
         rule(["get", "list", "watch", "update"], [APPS], ["replicasets"]),
         rule(["update"], [APPS], ["replicasets/status", "replicasets/finalizers"]),
@@ -58,11 +65,18 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["create"], [LEGACY], ["serviceaccounts"]),
         EVENTS,
     ],
+    "taint-eviction-controller": [
+        rule(["get", "list", "watch", "delete"], [LEGACY], ["pods"]),
+        rule(["patch", "update"], [LEGACY], ["pods/status"]),
+        rule(["list", "watch"], [LEGACY], ["nodes"]),
+        EVENTS,
+    ],
     "simulated-nodes": [
         rule(["get", "list", "watch", "create", "update", "patch", "delete"], [LEGACY], ["nodes"]),
         rule(["update", "patch"], [LEGACY], ["nodes/status", "pods/status"]),
         rule([*READ, "delete"], [LEGACY], ["pods"]),
         rule(["create"], [LEGACY], ["pods/binding"]),
+        rule(["get", "create", "update"], [COORDINATION], ["leases"]),
         EVENTS,
     ],
 }
