@@ -48,7 +48,7 @@ from kplane.core.runtime.scheme import IGNORE, STRICT, WARN, ConflictError, Deco
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
 from kplane.core.meta import deleteoptions  # DeleteOptions inside another body (an Eviction's): decode, schema
-from kplane.core.meta.protobuf import DELETE_OPTIONS  # the same, in protobuf
+from kplane.core.meta.protobuf import DELETE_OPTIONS  # the protobuf table of DeleteOptions, inside another message (an Eviction)
 from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry

@@ -58,6 +58,7 @@ class NodeRegistrar:
             try:
                 for name in self.managed:
                     await self._register(name)
+                    await self._renew_lease(name)
                 return
             except (ApiError, aiohttp.ClientError) as err:
                 log.warning("simulated nodes: registration failed (%s); retrying", err)
