@@ -48,6 +48,8 @@ from kplane.core.runtime.scheme import IGNORE, STRICT, WARN, ConflictError, Deco
 # -- behaviour: strategies, subresources, capabilities, printing, admission -----------------------
 from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Operation, deny
 from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
+from kplane.core.meta import deleteoptions  # DeleteOptions inside another body (an Eviction's): decode, schema
+from kplane.core.meta.protobuf import DELETE_OPTIONS  # the protobuf table of DeleteOptions, inside another message (an Eviction)
 from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
@@ -100,6 +102,7 @@ from kplane.core.client.discovery import server_resources
 from kplane.core.client.events import NORMAL, WARNING, EventRecorder
 from kplane.core.client.informer import Handlers, Informer, SharedInformerFactory, wait_synced
 from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_kubeconfig
+from kplane.core.client.leaderelection import micro_time  # a Lease's renewTime (node heartbeats)
 from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
 from kplane.core.client.services import (
     ServiceLookup, ServiceTarget, TLSContexts, UnreachableError, describe_error, service_target,

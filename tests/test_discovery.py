@@ -71,6 +71,7 @@ async def test_aggregated_entries_have_response_kinds_and_verbs_and_no_hash(api)
     assert pods["verbs"] == ALL
     assert pods["subresources"] == [
         {"subresource": "binding", "responseKind": {"group": "", "version": "v1", "kind": "Binding"}, "verbs": ["create"]},
+        {"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}, "verbs": ["create"]},
         {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
     ]
     groups = (await api.get("/apis", headers={"Accept": AGGREGATED})).body["items"]

@@ -87,7 +87,7 @@ class PolicyPlugin:
 def _config(tmp_path: Path, plugin: PolicyPlugin, tokens: str = TOKENS, *, secure: bool = False) -> ServerConfig:
     token_file = tmp_path / "tokens.csv"
     token_file.write_text(tokens)
-    return server_config(secure=secure, data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("policy", plugin)],
+    return server_config(secure=secure, data_dir=tmp_path / "state", port=0, run_controllers=False, extra_plugins=[("access-policy", plugin)],
                         authentication=AuthenticationOptions(token_auth_file=token_file),
                         authorization=AuthorizationOptions(modes=("Policy",)))
 

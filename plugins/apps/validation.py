@@ -52,6 +52,10 @@ def _int_or_percent(value: int | str | None, path: str) -> list[FieldError]:
     return []
 
 
+#: kube's ``ValidatePositiveIntOrPercent`` with ``IsNotMoreThan100Percent``, shared with PodDisruptionBudgets.
+validate_positive_int_or_percent = _int_or_percent
+
+
 def _is_zero(value: int | str | None) -> bool:
     return value in (0, "0%")
 

@@ -23,6 +23,8 @@ from kplane.plugins.core.controllers.resourcequota import ResourceQuotaControlle
 from kplane.plugins.core.quota.admission import ResourceQuotaAdmission
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
+from kplane.plugins.core.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
+from kplane.plugins.core.controllers.nodelifecycle import settings as nodelifecycle_settings
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -38,6 +40,7 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 @hookimpl
 def kplane_add_options(parser: PluginOptions) -> None:
     settings.add_flags(parser)
+    nodelifecycle_settings.add_flags(parser)
 
 
 @hookimpl
@@ -116,6 +119,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
     registry.add_rest(GROUP, "bindings", bindings.BindingsREST(registry))
+    from kplane.plugins.core import eviction  # here: it reads the policy group's types, which import this plugin's
+    registry.add_subresource(GROUP, "pods", "eviction", eviction.EvictionREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
@@ -188,7 +193,7 @@ async def kplane_post_start(registry: Registry, server_url: str) -> None:
 
 
 @hookimpl
-def kplane_register_controllers(manager: ControllerManager, config: ServerConfig | None) -> None:
+def kplane_register_controllers(manager: ControllerManager, plugin_name: str, config: ServerConfig | None) -> None:
     """``simulated-nodes`` runs ``--simulated-nodes`` Nodes (the default without a configuration,
     as in ``kplane plugins``); with 0 it is a known name with nothing to run. ``serviceaccount-token``
     runs as the controller-manager itself (its root client), as kube's, with the keys of the
@@ -203,7 +208,13 @@ def kplane_register_controllers(manager: ControllerManager, config: ServerConfig
     manager.add("root-ca-cert-publisher", RootCAPublisher(manager.client_for("root-ca-cert-publisher"), manager.informers,
                                                           manager.root_ca))
     count = (config or ServerConfig()).simulated_nodes
+    lifecycle = nodelifecycle_settings.settings_of(config, plugin_name)
     if count:
-        manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count))
+        manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count,
+                                                      heartbeat=lifecycle.status_update_frequency))
     else:
         manager.known.add("simulated-nodes")
+    manager.add("node-lifecycle-controller", NodeLifecycleController(
+        manager.client_for("node-controller"), manager.informers, monitor_period=lifecycle.monitor_period,
+        grace_period=lifecycle.monitor_grace_period))
+    manager.add("taint-eviction-controller", TaintEvictionController(manager.client_for("taint-eviction-controller"), manager.informers))

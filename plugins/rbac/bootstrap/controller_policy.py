@@ -12,6 +12,7 @@ from kplane.plugins.rbac.bootstrap.policy import APPS, LEGACY, RBAC, READ, clust
 PREFIX = "system:controller:"
 NAMESPACE = "kube-system"
 
+POLICY, COORDINATION = "policy", "coordination.k8s.io"
 EVENTS = rule(["create", "update", "patch"], [LEGACY], ["events"])
 
 #: The ServiceAccount of each controller, and the rules its role holds.
@@ -47,6 +48,14 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "list", "create", "update", "delete"], ["discovery.k8s.io"], ["endpointslices"]),
         EVENTS,
     ],
+    "disruption-controller": [
+        rule(["get", "list", "watch"], [APPS], ["deployments", "replicasets", "statefulsets"]),
+        rule(["get", "list", "watch"], [LEGACY], ["replicationcontrollers", "pods"]),
+        rule(["get", "list", "watch"], [POLICY], ["poddisruptionbudgets"]),
+        rule(["update"], [POLICY], ["poddisruptionbudgets/status"]),
+        rule(["get"], ["*"], ["*/scale"]),
+        EVENTS,
+    ],
     "generic-garbage-collector": [
         rule(["get", "list", "watch", "patch", "update", "delete"], ["*"], ["*"]),
         EVENTS,
@@ -55,6 +64,13 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "list", "watch", "delete"], [LEGACY], ["namespaces"]),
         rule(["update"], [LEGACY], ["namespaces/finalize", "namespaces/status"]),
         rule(["get", "list", "delete", "deletecollection"], ["*"], ["*"]),
+    ],
+    "node-controller": [
+        rule(["get", "list", "update", "delete", "patch"], [LEGACY], ["nodes"]),
+        rule(["patch", "update"], [LEGACY], ["nodes/status", "pods/status"]),
+        rule(["list", "delete"], [LEGACY], ["pods"]),
+        rule(["get", "list", "watch"], [COORDINATION], ["leases"]),
+        EVENTS,
     ],
     "replicaset-controller": [
         rule(["get", "list", "watch", "update"], [APPS], ["replicasets"]),
@@ -98,11 +114,18 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["create"], [LEGACY], ["serviceaccounts"]),
         EVENTS,
     ],
+    "taint-eviction-controller": [
+        rule(["get", "list", "watch", "delete"], [LEGACY], ["pods"]),
+        rule(["patch", "update"], [LEGACY], ["pods/status"]),
+        rule(["list", "watch"], [LEGACY], ["nodes"]),
+        EVENTS,
+    ],
     "simulated-nodes": [
         rule(["get", "list", "watch", "create", "update", "patch", "delete"], [LEGACY], ["nodes"]),
         rule(["update", "patch"], [LEGACY], ["nodes/status", "pods/status"]),
         rule([*READ, "delete"], [LEGACY], ["pods"]),
         rule(["create"], [LEGACY], ["pods/binding"]),
+        rule(["get", "create", "update"], [COORDINATION], ["leases"]),
         EVENTS,
     ],
 }

@@ -11,7 +11,7 @@ from kplane.api import ownership as own
 from kplane.plugins.core.controllers.nodes.addresses import NoAddressLeft
 from kplane.plugins.core.controllers.nodes.kubelet import Kubelets
 from kplane.plugins.core.controllers.nodes.pod_status import TERMINAL
-from kplane.plugins.core.controllers.nodes.registrar import NodeRegistrar
+from kplane.plugins.core.controllers.nodes.registrar import KUBELET_ANNOTATION, STOPPED, NodeRegistrar
 from kplane.plugins.core.controllers.nodes.scheduler import SCHEDULER, Scheduler, wants_scheduling
 
 Obj = dict[str, Any]
@@ -32,7 +32,7 @@ class SimulatedNodes:
         self.node_informer = informers.informer("", "v1", "nodes")
         self.queue: WorkQueue[str] = WorkQueue()
         self.recorder = EventRecorder(client, SCHEDULER)
-        self.registrar = NodeRegistrar(client, self.managed)
+        self.registrar = NodeRegistrar(client, self.managed, self.kubelet_stopped)
         self.scheduler = Scheduler(client, self.pod_informer, self.node_informer, self.recorder)
         self.kubelets = Kubelets(client, self.managed, self.queue, ready_delay=ready_delay)
 
@@ -47,6 +47,11 @@ class SimulatedNodes:
             while True:
                 await asyncio.sleep(self.heartbeat)
                 await self.registrar.heartbeat()
+
+    def kubelet_stopped(self, name: str) -> bool:
+        """Whether the kubelet of node ``name`` is stopped (the annotation of :mod:`.registrar`)."""
+        node = self.node_informer.indexer.get(name)
+        return node is not None and (node["metadata"].get("annotations") or {}).get(KUBELET_ANNOTATION) == STOPPED
 
     # -- events to work ---------------------------------------------------------------------
     def _pod_added(self, pod: Obj) -> None:
@@ -67,6 +72,9 @@ class SimulatedNodes:
 
     def _node_changed(self, node: Obj) -> None:
         self._enqueue_unscheduled()
+        if node["metadata"]["name"] in self.managed and not self.kubelet_stopped(node["metadata"]["name"]):
+            for pod in self.scheduler.pods_on(node["metadata"]["name"]):
+                self._enqueue(pod)  # a kubelet started again catches up
 
     def _enqueue_unscheduled(self) -> None:
         for pod in self.scheduler.unscheduled():
@@ -74,6 +82,8 @@ class SimulatedNodes:
 
     def _enqueue(self, pod: Obj) -> None:
         node = own.spec(pod).get("nodeName")
+        if node in self.managed and self.kubelet_stopped(node):
+            return  # a stopped kubelet leaves its pods as they are
         if node in self.managed or (not node and wants_scheduling(pod)):
             self.queue.add(object_key(pod))
 

@@ -42,6 +42,10 @@ class Scheduler:
         """The cached pods without a node."""
         return self.pods.indexer.by_index(NODE_NAME_INDEX, "")
 
+    def pods_on(self, node: str) -> list[Obj]:
+        """The cached pods bound to ``node``."""
+        return self.pods.indexer.by_index(NODE_NAME_INDEX, node)
+
     def binding(self, uid: str) -> bool:
         """Whether the pod is being bound (and must not be scheduled twice)."""
         return uid in self._binding

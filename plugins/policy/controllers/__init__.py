@@ -1,0 +1,1 @@
+"""The policy group's controllers."""

@@ -1,0 +1,1 @@
+"""policy/v1: the stable version, and the storage version of the group."""
