@@ -46,6 +46,15 @@ REPLICA_SET_COLUMNS = (
     SELECTOR,
 )
 
+STATEFUL_SET_COLUMNS = (
+    NAME,
+    Column("Ready", "string", lambda o: f"{dig(o, 'status.readyReplicas', 0)}/{dig(o, 'spec.replicas', 0)}",
+           description="Number of the pod with ready state"),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+)
+
 
 def _controller(obj: dict[str, Any]) -> str:
     """``kind.group/name`` of the controlling owner, lower-cased as kubectl prints it."""
