@@ -149,15 +149,17 @@ def retention(sts: Obj) -> tuple[str, str]:
 
 def claim_owner_refs(claim: Obj, sts: Obj, pod: Obj | None, condemned: bool) -> list[Obj]:
     """The ownerReferences ``claim`` must have under the set's retention policy
-    (``updateClaimOwnerRefForSetAndPod``): the set's when whenDeleted is Delete, a condemned
-    pod's (one a scale-down removes) when whenScaled is Delete; others' references kept."""
+    (``updateClaimOwnerRefForSetAndPod``): a condemned pod's (one a scale-down removes) when
+    whenScaled is Delete, else the set's when whenDeleted is Delete; never both, since the
+    garbage collector only drops the reference to a gone owner while another owner exists.
+    Others' references are kept."""
     when_deleted, when_scaled = retention(sts)
     ours = {own.uid(sts)} | ({own.uid(pod)} if pod is not None else set())
     refs = [r for r in own.owner_refs(claim) if r.get("uid") not in ours]
-    if when_deleted == DELETE:
-        refs.append(_reference(sts, API_VERSION, KIND))
     if when_scaled == DELETE and condemned and pod is not None and own.uid(pod):
         refs.append(_reference(pod, "v1", "Pod"))
+    elif when_deleted == DELETE:
+        refs.append(_reference(sts, API_VERSION, KIND))
     return refs
 
 
