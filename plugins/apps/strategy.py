@@ -88,8 +88,7 @@ class StatefulSetStrategy(_WorkloadStrategy):
         return validation.validate_stateful_set_spec(obj.spec)
 
     def validate_update(self, ctx: RequestContext, obj: StatefulSet, old: StatefulSet) -> list[FieldError]:
-        return (self.validate(ctx, obj) + validation.validate_selector_unchanged(obj.spec.selector, old.spec.selector)
-                + validation.validate_stateful_set_update(obj.spec, old.spec))
+        return self.validate(ctx, obj) + validation.validate_stateful_set_update(obj.spec, old.spec)  # the selector too
 
 
 class StatefulSetStatusStrategy(ReplicaSetStatusStrategy):

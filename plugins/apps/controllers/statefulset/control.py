@@ -154,11 +154,8 @@ class StatefulSetControl:
             return True
         if not ident.is_created(pod):
             if self.pods.claim_is_stale(sts, ident.ordinal(pod)):
-                return True
-            try:
-                await self.pods.create_pod(sts, pod)
-            except StaleClaim:
-                return True
+                raise StaleClaim(f"a claim of {pod['metadata']['name']} still belongs to an earlier pod")
+            await self.pods.create_pod(sts, pod)
             return monotonic
         if ident.is_pending(pod):
             await self.pods.create_claims(sts, pod)  # one deleted by hand is made again

@@ -21,13 +21,12 @@ from kplane.plugins.apps.controllers.statefulset.control import (
     StatefulSetControl, complete_rolling_update, revisions_of, write_status,
 )
 from kplane.plugins.apps.controllers.statefulset.identity import API_VERSION, KIND, Obj
-from kplane.plugins.apps.controllers.statefulset.pods import PodControl
+from kplane.plugins.apps.controllers.statefulset.pods import PodControl, StaleClaim
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "statefulset-controller"
 SET_UID_INDEX = "statefulSetUID"
-STALE_CLAIM_RETRY = 1.0  # seconds until a pod waiting for its old claim to go looks again
 
 
 def _set_uids(pod: Obj) -> list[str]:
@@ -56,7 +55,7 @@ class StatefulSetController:
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.sets, self.pods, self.revisions, self.claims)
-            workers.start(self.workers, self.sync, name="statefulset")
+            workers.start(self.workers, self.sync, name="statefulset", retryable=(StaleClaim,))
             await workers.wait()
 
     # -- events to work ---------------------------------------------------------------------
@@ -107,8 +106,6 @@ class StatefulSetController:
         await write_status(self._resource("apps", "statefulsets", namespace), sts, status)
         live = {ident.revision_of(p) for p in pods} | {chosen.current["metadata"]["name"], chosen.update["metadata"]["name"]}
         await history.truncate(revisions, live, int(own.spec(sts).get("revisionHistoryLimit") or 0))
-        if any(self.pod_control.claim_is_stale(sts, ident.ordinal(p)) for p in pods if not ident.is_created(p)):
-            self.queue.add_after(key, STALE_CLAIM_RETRY)
         min_ready = int(own.spec(sts).get("minReadySeconds") or 0)
         if min_ready and status["readyReplicas"] != status["availableReplicas"]:
             self.queue.add_after(key, min_ready)  # a look once they should be available

@@ -47,8 +47,14 @@ def pod_name(sts: Obj, index: int) -> str:
     return f"{sts['metadata']['name']}-{index}"
 
 
+def template_name(template: Obj) -> str:
+    """A claim template's name ('' when unset: the claims made from it are then refused, and the
+    pods wait with FailedCreate events, as in Kubernetes)."""
+    return str((template.get("metadata") or {}).get("name") or "")
+
+
 def claim_name(sts: Obj, template: Obj, index: int) -> str:
-    return f"{template['metadata']['name']}-{sts['metadata']['name']}-{index}"
+    return f"{template_name(template)}-{sts['metadata']['name']}-{index}"
 
 
 def claim_templates(sts: Obj) -> list[Obj]:
@@ -80,7 +86,7 @@ def storage_matches(sts: Obj, pod: Obj) -> bool:
         return False
     volumes = {v.get("name"): v for v in own.spec(pod).get("volumes") or []}
     for template in claim_templates(sts):
-        source = (volumes.get(template["metadata"]["name"]) or {}).get("persistentVolumeClaim") or {}
+        source = (volumes.get(template_name(template)) or {}).get("persistentVolumeClaim") or {}
         if source.get("claimName") != claim_name(sts, template, index):
             return False
     return True
@@ -95,7 +101,7 @@ def claims_for(sts: Obj, index: int) -> dict[str, Obj]:
         meta["name"] = claim_name(sts, template, index)
         meta["namespace"] = sts["metadata"]["namespace"]
         meta["labels"] = {**(meta.get("labels") or {}), **((own.spec(sts).get("selector") or {}).get("matchLabels") or {})}
-        claims[template["metadata"]["name"]] = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+        claims[template_name(template)] = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
                                                 "spec": copy.deepcopy(template.get("spec") or {})}
     return claims
 

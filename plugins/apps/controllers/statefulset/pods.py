@@ -11,8 +11,8 @@ from kplane.plugins.apps.controllers.statefulset.identity import API_VERSION, KI
 
 
 class StaleClaim(Exception):
-    """A claim of the pod to create still belongs to an earlier pod of that ordinal (it is being
-    collected with it): the pod must wait, or it would mount a claim about to go."""
+    """A claim of the pod to create still belongs to an earlier pod of that ordinal, or is being
+    deleted: the pod must wait (the sync is retried), or it would mount a claim about to go."""
 
 
 class PodControl:
