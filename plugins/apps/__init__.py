@@ -1,4 +1,5 @@
-"""The apps API group: Deployment, ReplicaSet, DaemonSet and ControllerRevision at apps/v1, and the controllers.
+"""The apps API group: Deployment, ReplicaSet, StatefulSet, DaemonSet and ControllerRevision at apps/v1, and
+their controllers (and the ReplicationController's, the ReplicaSet controller kept for core/v1).
 
 apps/v1beta2 is registered too, as the example of a second version converting through the
 internal form, but it is off by default, as in Kubernetes (not served since 1.16): serve it with
@@ -14,6 +15,7 @@ from kplane.plugins.apps import strategy, systempods, types
 from kplane.plugins.apps.controllers.daemonset import DaemonSetController
 from kplane.plugins.apps.controllers.deployment import DeploymentController
 from kplane.plugins.apps.controllers.replicaset import REPLICATION_CONTROLLER, ReplicaSetController
+from kplane.plugins.apps.controllers.statefulset import StatefulSetController
 from kplane.plugins.apps.v1 import conversion, defaults, protobuf, schemas as v1_schemas
 from kplane.plugins.apps.v1beta2 import schemas as v1beta2_schemas
 
@@ -29,6 +31,9 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="ReplicaSet", plural="replicasets", internal=types.ReplicaSet,
                     versions={"v1": v1_schemas.ReplicaSetSchema, "v1beta2": v1beta2_schemas.ReplicaSetSchema},
                     storage_version="v1", short_names=["rs"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="StatefulSet", plural="statefulsets", internal=types.StatefulSet,
+                    versions={"v1": v1_schemas.StatefulSetSchema}, storage_version="v1", short_names=["sts"],
+                    categories=["all"], plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="ControllerRevision", plural="controllerrevisions", internal=types.ControllerRevision,
                     versions={"v1": v1_schemas.ControllerRevisionSchema}, storage_version="v1", plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="DaemonSet", plural="daemonsets", internal=types.DaemonSet,
@@ -48,6 +53,8 @@ def kplane_register_conversions(scheme: Scheme) -> None:
                                   from_internal=conversion.from_internal)
     scheme.add_defaulter(GROUP, "v1", "DaemonSet", defaults.default_daemon_set)
     scheme.add_conversion(GROUP, "v1", "DaemonSet", to_internal=conversion.to_internal, from_internal=conversion.from_internal)
+    scheme.add_defaulter(GROUP, "v1", "StatefulSet", defaults.default_stateful_set)
+    scheme.add_conversion(GROUP, "v1", "StatefulSet", to_internal=conversion.to_internal, from_internal=conversion.from_internal)
     scheme.add_protobuf(GROUP, "v1", "Deployment", protobuf.DEPLOYMENT)  # `kubectl create deployment`
     scheme.add_protobuf(GROUP, "v1", "ReplicaSet", protobuf.REPLICA_SET)
 
@@ -58,11 +65,14 @@ def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "deployments", strategy.DeploymentStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStrategy())
     registry.add_strategy(GROUP, "replicasets", strategy.ReplicaSetStatusStrategy(), subresource="status")
+    registry.add_strategy(GROUP, "statefulsets", strategy.StatefulSetStrategy())
+    registry.add_strategy(GROUP, "statefulsets", strategy.StatefulSetStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "controllerrevisions", strategy.ControllerRevisionStrategy())
     registry.add_strategy(GROUP, "daemonsets", strategy.DaemonSetStrategy())
     registry.add_strategy(GROUP, "daemonsets", strategy.DaemonSetStatusStrategy(), subresource="status")
     registry.add_scale(GROUP, "deployments", ScaleAdapter())
     registry.add_scale(GROUP, "replicasets", ScaleAdapter())
+    registry.add_scale(GROUP, "statefulsets", ScaleAdapter())
 
 
 @hookimpl(trylast=True)
@@ -80,3 +90,4 @@ def kplane_register_controllers(manager: ControllerManager) -> None:
                                                               managed=REPLICATION_CONTROLLER))
     manager.add("deployment", DeploymentController(manager.client_for("deployment-controller"), manager.informers))
     manager.add("daemonset", DaemonSetController(manager.client_for("daemon-set-controller"), manager.informers))
+    manager.add("statefulset", StatefulSetController(manager.client_for("statefulset-controller"), manager.informers))

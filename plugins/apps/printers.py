@@ -88,3 +88,12 @@ CONTROLLER_REVISION_COLUMNS = (
     Column("Revision", "integer", lambda o: o.get("revision", 0), description="Revision of the ControllerRevision."),
     AGE,
 )
+STATEFUL_SET_COLUMNS = (
+    NAME,
+    Column("Ready", "string", lambda o: f"{dig(o, 'status.readyReplicas', 0)}/{dig(o, 'spec.replicas', 0)}",
+           description="Number of the pod with ready state"),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+)
+

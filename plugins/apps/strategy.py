@@ -1,4 +1,4 @@
-"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset,controllerrevision,daemonset}/strategy.go``).
+"""Strategies of the apps group (``pkg/registry/apps/{deployment,replicaset,statefulset,daemonset,controllerrevision}/strategy.go``).
 
 Create clears status and sets generation 1; an update keeps the stored status and bumps the
 generation when the spec (or, for Deployments, the annotations) changed; the status subresource
@@ -7,11 +7,14 @@ changes only status. Selectors are immutable in every version served here.
 
 from __future__ import annotations
 
-from kplane.api import FieldError, RequestContext, Strategy
+from kplane.api import FieldError, RequestContext, Strategy, is_dns1123_label
 from kplane.plugins.apps import printers, validation
-from kplane.plugins.apps.types import ControllerRevision, DaemonSet, DaemonSetStatus, Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+from kplane.plugins.apps.types import (
+    ControllerRevision, DaemonSet, DaemonSetStatus, Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus, StatefulSet,
+    StatefulSetStatus,
+)
 
-Workload = Deployment | ReplicaSet
+Workload = Deployment | ReplicaSet | StatefulSet
 
 
 class _WorkloadStrategy(Strategy):
@@ -132,3 +135,24 @@ class DaemonSetStatusStrategy(ReplicaSetStatusStrategy):
 
     def validate_update(self, ctx: RequestContext, obj: DaemonSet, old: DaemonSet) -> list[FieldError]:
         return validation.validate_daemon_set_status_update(obj.status, old.status)
+class StatefulSetStrategy(_WorkloadStrategy):
+    """Names are DNS labels: they begin the pods' names, which are hostnames."""
+
+    status_type = StatefulSetStatus
+    columns = printers.STATEFUL_SET_COLUMNS
+    name_validator = staticmethod(is_dns1123_label)
+
+    def validate(self, ctx: RequestContext, obj: StatefulSet) -> list[FieldError]:
+        return validation.validate_stateful_set_spec(obj.spec)
+
+    def validate_update(self, ctx: RequestContext, obj: StatefulSet, old: StatefulSet) -> list[FieldError]:
+        return self.validate(ctx, obj) + validation.validate_stateful_set_update(obj.spec, old.spec)  # the selector too
+
+
+class StatefulSetStatusStrategy(ReplicaSetStatusStrategy):
+    """``/status`` of StatefulSets: the spec stays as stored."""
+
+    def validate_update(self, ctx: RequestContext, obj: StatefulSet, old: StatefulSet) -> list[FieldError]:
+        return validation.validate_stateful_set_status(obj.status, old.status)
+
+

@@ -1,4 +1,4 @@
-"""Internal types of the apps group: Deployment, ReplicaSet, ControllerRevision and DaemonSet."""
+"""Internal types of the apps group: Deployment, ReplicaSet, StatefulSet, DaemonSet and ControllerRevision."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from kplane.api import LabelSelector, ObjectMeta
 from kplane.plugins.core.types import PodTemplateSpec
+from kplane.plugins.core.volumes import PersistentVolumeClaimSpec, PersistentVolumeClaimStatus
 
 
 @dataclass(slots=True)
@@ -159,3 +160,83 @@ class DaemonSet:
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: DaemonSetSpec = field(default_factory=DaemonSetSpec)
     status: DaemonSetStatus = field(default_factory=DaemonSetStatus)
+
+
+@dataclass(slots=True)
+class PersistentVolumeClaimTemplate:
+    """An item of ``volumeClaimTemplates``: a whole PersistentVolumeClaim (its type meta may be
+    written too), from which each replica gets a claim of its own."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = field(default_factory=PersistentVolumeClaimSpec)
+    status: PersistentVolumeClaimStatus = field(default_factory=PersistentVolumeClaimStatus)
+
+
+@dataclass(slots=True)
+class RollingUpdateStatefulSetStrategy:
+    partition: int | None = None
+    max_unavailable: int | str | None = None
+
+
+@dataclass(slots=True)
+class StatefulSetUpdateStrategy:
+    type: str | None = None
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
+
+
+@dataclass(slots=True)
+class StatefulSetPersistentVolumeClaimRetentionPolicy:
+    when_deleted: str | None = None
+    when_scaled: str | None = None
+
+
+@dataclass(slots=True)
+class StatefulSetOrdinals:
+    start: int = 0
+
+
+@dataclass(slots=True)
+class StatefulSetSpec:
+    replicas: int | None = None
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = field(default_factory=PodTemplateSpec)
+    volume_claim_templates: list[PersistentVolumeClaimTemplate] | None = None
+    service_name: str | None = None
+    pod_management_policy: str | None = None
+    update_strategy: StatefulSetUpdateStrategy = field(default_factory=StatefulSetUpdateStrategy)
+    revision_history_limit: int | None = None
+    min_ready_seconds: int | None = None
+    persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = None
+    ordinals: StatefulSetOrdinals | None = None
+
+
+@dataclass(slots=True)
+class StatefulSetCondition:
+    type: str = ""
+    status: str = ""
+    last_transition_time: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class StatefulSetStatus:
+    observed_generation: int | None = None
+    replicas: int = 0
+    ready_replicas: int | None = None
+    current_replicas: int | None = None
+    updated_replicas: int | None = None
+    current_revision: str | None = None
+    update_revision: str | None = None
+    collision_count: int | None = None
+    conditions: list[StatefulSetCondition] | None = None
+    available_replicas: int = 0
+
+
+@dataclass(slots=True)
+class StatefulSet:
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: StatefulSetSpec = field(default_factory=StatefulSetSpec)
+    status: StatefulSetStatus = field(default_factory=StatefulSetStatus)

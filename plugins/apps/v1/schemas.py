@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kplane.api import LabelSelectorSchema, ObjectMetaSchema, Schema, fields
 from kplane.plugins.core.v1.schemas import PodTemplateSpecSchema
+from kplane.plugins.core.v1.volumes import PersistentVolumeClaimSchema
 
 
 class RollingUpdateDeploymentSchema(Schema):
@@ -299,5 +300,151 @@ class DaemonSetSchema(Schema):
         "The desired state: the Pod to run, on which nodes, and how to replace it when the template changes."
     )})
     status = fields.Nested(DaemonSetStatusSchema, metadata={"description": (
+        "The most recently observed state. Written by the controller; clients read it."
+    )})
+
+
+class PersistentVolumeClaimTemplateSchema(PersistentVolumeClaimSchema):
+    """A claim each replica gets a copy of, named ``<template>-<statefulset>-<ordinal>``."""
+
+    api_version = fields.Str(metadata={"description": "v1, when written; the claims made are v1 PersistentVolumeClaims."})
+    kind = fields.Str(metadata={"description": "PersistentVolumeClaim, when written."})
+
+
+class RollingUpdateStatefulSetStrategySchema(Schema):
+    """How a rolling update of a StatefulSet proceeds."""
+
+    partition = fields.Int32(metadata={"pointer": True, "description": (
+        "Pods with an ordinal at or above this number are updated; those below keep (and are recreated "
+        "with) the current revision. Defaults to 0."
+    )})
+    max_unavailable = fields.IntOrString(metadata={"description": (
+        "How many Pods may be unavailable during the update: a number, or a percentage of replicas rounded "
+        "down, at least 1. Defaults to 1."
+    )})
+
+
+class StatefulSetUpdateStrategySchema(Schema):
+    """How a StatefulSet replaces its Pods when the template changes."""
+
+    type = fields.Str(metadata={"description": (
+        "RollingUpdate replaces Pods one ordinal at a time, highest first; OnDelete makes a new Pod only "
+        "when one is deleted. Defaults to RollingUpdate."
+    )})
+    rolling_update = fields.Nested(RollingUpdateStatefulSetStrategySchema, metadata={"pointer": True, "description": (
+        "Tuning of a RollingUpdate; allowed only when type is RollingUpdate."
+    )})
+
+
+class StatefulSetPersistentVolumeClaimRetentionPolicySchema(Schema):
+    """What becomes of the claims made from volumeClaimTemplates."""
+
+    when_deleted = fields.Str(metadata={"description": (
+        "Retain keeps the claims when the StatefulSet is deleted; Delete has them collected with it. Defaults "
+        "to Retain."
+    )})
+    when_scaled = fields.Str(metadata={"description": (
+        "Retain keeps the claims of Pods removed by a scale-down; Delete has them collected with those Pods. "
+        "Defaults to Retain."
+    )})
+
+
+class StatefulSetOrdinalsSchema(Schema):
+    """The numbers the replicas' names end in."""
+
+    start = fields.Int32(metadata={"description": "The ordinal of the first replica. Defaults to 0."})
+
+
+class StatefulSetSpecSchema(Schema):
+    """The desired state of a StatefulSet."""
+
+    replicas = fields.Int32(metadata={"pointer": True, "description": (
+        "How many Pods should run, named <statefulset>-0, -1, ... Defaults to 1."
+    )})
+    selector = fields.Nested(LabelSelectorSchema, metadata={"map_type": "atomic", "pointer": True, "omitempty": False, "description": (
+        "Which Pods belong to this StatefulSet, by label. It must match the template's labels and cannot "
+        "change after creation."
+    )})
+    template = fields.Nested(PodTemplateSpecSchema, metadata={"description": (
+        "The Pods to run; each gets a stable name, hostname and the claims of volumeClaimTemplates."
+    )})
+    volume_claim_templates = fields.List(fields.Nested(PersistentVolumeClaimTemplateSchema), metadata={"list_type": "atomic", "description": (
+        "Claims every Pod gets one of each, mounted as the volume of the template's name. Cannot change."
+    )})
+    service_name = fields.Str(metadata={"description": (
+        "The headless Service giving the Pods their DNS names (<pod>.<serviceName>.<namespace>.svc): the "
+        "Pods' subdomain. Cannot change."
+    )})
+    pod_management_policy = fields.Str(metadata={"description": (
+        "OrderedReady creates Pods one at a time in ordinal order, each once the one before is Ready, and "
+        "removes them in reverse; Parallel creates and removes them all at once. Defaults to OrderedReady. "
+        "Cannot change."
+    )})
+    update_strategy = fields.Nested(StatefulSetUpdateStrategySchema, metadata={"patch_strategy": "retainKeys", "description": (
+        "How Pods are replaced when the template changes."
+    )})
+    revision_history_limit = fields.Int32(metadata={"pointer": True, "description": (
+        "How many ControllerRevisions to keep beyond those in use, so that an update can be undone. Defaults to 10."
+    )})
+    min_ready_seconds = fields.Int32(metadata={"description": (
+        "How long a new Pod must stay ready before it counts as available. Defaults to 0."
+    )})
+    persistent_volume_claim_retention_policy = fields.Nested(StatefulSetPersistentVolumeClaimRetentionPolicySchema, metadata={"pointer": True, "description": (
+        "Whether the claims made from volumeClaimTemplates are deleted with the StatefulSet or with the Pods a "
+        "scale-down removes."
+    )})
+    ordinals = fields.Nested(StatefulSetOrdinalsSchema, metadata={"pointer": True, "description": (
+        "The numbering of the replicas."
+    )})
+
+
+class StatefulSetConditionSchema(Schema):
+    """One aspect of a StatefulSet's state at a point in time."""
+
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    last_transition_time = fields.Time(metadata={"description": "When status last changed."})
+    reason = fields.Str(metadata={"description": "Machine-readable, CamelCase reason for the last transition."})
+    message = fields.Str(metadata={"description": "Human-readable details of the last transition."})
+
+
+class StatefulSetStatusSchema(Schema):
+    """The observed state of a StatefulSet, written by the statefulset controller."""
+
+    observed_generation = fields.Int(metadata={"description": "The metadata.generation the controller last acted on."})
+    replicas = fields.Int32(metadata={"omitempty": False, "description": "Pods the controller has made that exist."})
+    ready_replicas = fields.Int32(metadata={"description": "Of those, the Pods whose Ready condition is True."})
+    current_replicas = fields.Int32(metadata={"description": "Pods made from the template of currentRevision."})
+    updated_replicas = fields.Int32(metadata={"description": "Pods made from the template of updateRevision."})
+    current_revision = fields.Str(metadata={"description": (
+        "The ControllerRevision of the Pods below the rollout (ordinals under the partition, or all once "
+        "a rollout is done)."
+    )})
+    update_revision = fields.Str(metadata={"description": "The ControllerRevision of the current template."})
+    collision_count = fields.Int32(metadata={"pointer": True, "description": (
+        "Counts clashes between ControllerRevision names; it is mixed into the next name so that it is unique."
+    )})
+    conditions = fields.List(fields.Nested(StatefulSetConditionSchema), metadata=fields.merge_by("type", description=(
+        "The latest observations of the StatefulSet's state, one per type."
+    )))
+    available_replicas = fields.Int32(metadata={"omitempty": False, "description": (
+        "Pods that have been ready for at least minReadySeconds."
+    )})
+
+
+class StatefulSetSchema(Schema):
+    """A StatefulSet runs Pods with a stable identity: each has a name and hostname ending in its ordinal and
+    claims of its own made from volumeClaimTemplates, kept across rescheduling; Pods are created, updated and
+    removed in ordinal order.
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": (
+        "Standard object metadata: name, namespace, labels, annotations, and what the server records about "
+        "the object."
+    )})
+    spec = fields.Nested(StatefulSetSpecSchema, metadata={"description": (
+        "The desired state: how many Pods, from which template, with which claims, updated how."
+    )})
+    status = fields.Nested(StatefulSetStatusSchema, metadata={"description": (
         "The most recently observed state. Written by the controller; clients read it."
     )})

@@ -120,6 +120,15 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["list", "watch"], [LEGACY], ["nodes"]),
         EVENTS,
     ],
+    "statefulset-controller": [
+        rule(["list", "watch"], [LEGACY], ["pods"]),
+        rule(["list", "watch"], [APPS], ["statefulsets"]),
+        rule(["update"], [APPS], ["statefulsets/status", "statefulsets/finalizers"]),
+        rule(["get", "create", "delete", "update", "patch"], [LEGACY], ["pods"]),
+        rule(["get", "create", "delete", "update", "patch", "list", "watch"], [APPS], ["controllerrevisions"]),
+        rule(["get", "create", "update", "delete"], [LEGACY], ["persistentvolumeclaims"]),
+        EVENTS,
+    ],
     "simulated-nodes": [
         rule(["get", "list", "watch", "create", "update", "patch", "delete"], [LEGACY], ["nodes"]),
         rule(["update", "patch"], [LEGACY], ["nodes/status", "pods/status"]),
