@@ -70,6 +70,10 @@ class HTTPExchange:
     def header(self, name: str) -> str | None:
         return self.request.headers.get(name)
 
+    def client_gone(self) -> bool:
+        transport = self.request.transport
+        return transport is None or transport.is_closing()
+
     def websocket_protocols(self) -> list[str] | None:
         headers = self.request.headers
         if headers.get("Upgrade", "").lower() != "websocket" or "upgrade" not in headers.get("Connection", "").lower():

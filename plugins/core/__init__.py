@@ -14,6 +14,7 @@ from kplane.api import (
     ServerConfig, SharedInformerFactory, hookimpl,
 )
 from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes
+from kplane.plugins.core.containers import exec as container_exec, logs as container_logs
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.rootca import RootCAPublisher
@@ -84,6 +85,9 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStrategy())
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
+    registry.add_subresource(GROUP, "pods", "log", container_logs.PodLogREST(registry))
+    registry.add_subresource(GROUP, "pods", "exec", container_exec.PodExecREST(registry))
+    registry.add_subresource(GROUP, "pods", "attach", container_exec.PodAttachREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
