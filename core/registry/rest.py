@@ -161,6 +161,10 @@ class WebSocket(Protocol):
         """Send one binary message; ConnectionResetError once the client has gone."""
         ...
 
+    async def send_text(self, data: str) -> None:
+        """Send one text message (the base64 channel protocols'); ConnectionResetError once the client has gone."""
+        ...
+
     async def receive(self) -> bytes | None:
         """The client's next message (text arrives as its UTF-8 bytes); None once it has closed."""
         ...

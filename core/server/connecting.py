@@ -107,6 +107,11 @@ class AioWebSocket:
             raise ConnectionResetError("the WebSocket is closed")
         await self.ws.send_bytes(data)
 
+    async def send_text(self, data: str) -> None:
+        if self.ws.closed:
+            raise ConnectionResetError("the WebSocket is closed")
+        await self.ws.send_str(data)
+
     async def receive(self) -> bytes | None:
         if self.ws.closed:
             return None

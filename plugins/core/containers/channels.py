@@ -88,7 +88,7 @@ class Channels:
 
     async def send(self, channel: int, data: bytes) -> None:
         if self.base64:
-            await self.ws.send(str(channel).encode() + base64.b64encode(data))
+            await self.ws.send_text(str(channel) + base64.b64encode(data).decode())
         else:
             await self.ws.send(bytes((channel,)) + data)
 

@@ -673,16 +673,6 @@ class Shell:
             return
         yield Write(target, data)
 
-    def _read_all(self, stdin: str | None) -> Run:
-        """All of stdin (a file redirected in, or what the driver sends until its end)."""
-        if stdin is not None:
-            return self.context.files.get(stdin, b"")  # type: ignore[return-value]
-        chunks: list[bytes] = []
-        while (chunk := (yield Read())) is not None:
-            assert isinstance(chunk, bytes)
-            chunks.append(chunk)
-        return b"".join(chunks)  # type: ignore[return-value]
-
     # -- files ------------------------------------------------------------------------------------
     def _path(self, name: str) -> str:
         path = posixpath.normpath(posixpath.join(self.context.cwd, name)) if name else ""
@@ -882,9 +872,13 @@ def _printf(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | Non
 def _cat(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | None) -> Run:
     code = 0
     for name in [a for a in args if a != "--"] or ["-"]:
-        if name == "-":
-            data = yield from sh._read_all(stdin)
-            yield from sh._write(fds, STDOUT, data if isinstance(data, bytes) else b"")
+        if name == "-" and stdin is not None:
+            yield from sh._write(fds, STDOUT, sh.context.files.get(stdin, b""))
+            continue
+        if name == "-":  # each chunk as it comes, as a real cat copies its input
+            while (chunk := (yield Read())) is not None:
+                assert isinstance(chunk, bytes)
+                yield from sh._write(fds, STDOUT, chunk)
             continue
         if name.startswith("-") and len(name) > 1:
             continue  # -u and the like change nothing here
