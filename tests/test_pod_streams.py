@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import pty
+import select
 import subprocess
 import time
 from collections.abc import Iterator
@@ -116,6 +119,51 @@ def test_kubectl_logs_follow_writes_lines_when_they_are_written(pods: Kubectl) -
     finally:
         follow.kill()
         follow.wait()
+
+
+def terminal(kubectl: Kubectl, *args: str, script: list[tuple[str, str]]) -> tuple[str, int]:
+    """kubectl run on a pseudo-terminal, as a person types: each text is sent once the screen
+    shows what precedes it; the whole screen and the exit code."""
+    master, slave = pty.openpty()
+    running = subprocess.Popen(["kubectl", *args], stdin=slave, stdout=slave, stderr=slave, env=kubectl.env, close_fds=True)
+    os.close(slave)
+    screen = b""
+    deadline = time.monotonic() + 30
+
+    def more() -> bool:
+        nonlocal screen
+        ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+        try:
+            chunk = os.read(master, 4096) if ready else b""
+        except OSError:  # the terminal closed: kubectl is done
+            chunk = b""
+        screen += chunk
+        return bool(chunk)
+
+    try:
+        for shown, typed in script:
+            while shown.encode() not in screen:
+                assert more(), screen
+            os.write(master, typed.encode())
+        while more():
+            pass
+        return screen.decode(), running.wait(timeout=15)
+    finally:
+        os.close(master)
+        if running.poll() is None:
+            running.kill()
+
+
+def test_kubectl_exec_and_run_on_a_terminal(pods: Kubectl) -> None:
+    screen, code = terminal(pods, "exec", "-it", "shell", "-c", "main", "--", "sh",
+                            script=[("/ # ", "echo hi there\r"), ("hi there\r\n/ # ", "cd /etc; cat hostname\r"),
+                                    ("shell\r\n/etc # ", "exit 3\r")])
+    assert screen == ("/ # echo hi there\r\nhi there\r\n/ # cd /etc; cat hostname\r\nshell\r\n/etc # exit 3\r\n"
+                      "command terminated with exit code 3\r\n")
+    assert code == 3
+    screen, code = terminal(pods, "run", "-it", "--rm", "once", "--image=busybox", "--restart=Never", "--", "sh",
+                            script=[("/ # ", "echo inside\r"), ("inside\r\n/ # ", "exit 4\r")])
+    assert code == 4 and 'pod "once" deleted' in screen
 
 
 # -- the client libraries -------------------------------------------------------------------------------
