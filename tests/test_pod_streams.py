@@ -12,7 +12,6 @@ import pty
 import select
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +57,12 @@ metadata: {name: interactive}
 spec:
   restartPolicy: Never
   containers: [{name: sh, image: busybox, stdin: true, tty: true, args: [sh]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pulling}
+spec:
+  containers: [{name: c, image: "nginx:fail"}]
 """
 
 
@@ -86,6 +91,8 @@ def test_kubectl_exec_runs_the_containers_shell(pods: Kubectl) -> None:
     token = pods.run("exec", "shell", "-c", "main", "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/token").stdout
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
     assert claims["kubernetes.io"]["pod"]["name"] == "shell" and claims["sub"] == "system:serviceaccount:default:default"
+    pending = pods.run("exec", "pulling", "--", "true", check=False)  # retried over SPDY, refused for the same reason
+    assert pending.stderr == 'Error from server (BadRequest): container not found ("c")\n'
     missing = pods.run("exec", "shell", "-c", "main", "--", "nginx", check=False)
     assert (missing.returncode, missing.stderr) == (127, "sh: nginx: not found\ncommand terminated with exit code 127\n")
 

@@ -92,23 +92,18 @@ class Channels:
         else:
             await self.ws.send(bytes((channel,)) + data)
 
-    async def finish(self, exit_code: int | None, message: str = "") -> None:
-        """The outcome on the error channel (an exit code, or a failure's message with None), then close."""
-        status: dict[str, Any]
-        if exit_code == 0:
-            status = {"metadata": {}, "status": "Success"}
-        elif exit_code is not None:
+    async def finish(self, exit_code: int, message: str = "") -> None:
+        """The outcome on the error channel (the exit code; ``message`` says why it is not 0), then close."""
+        status: dict[str, Any] = {"metadata": {}, "status": "Success"}
+        if exit_code:
             status = {"metadata": {}, "status": "Failure",
                       "message": f"command terminated with non-zero exit code: {message or f'exit status {exit_code}'}",
                       "reason": "NonZeroExitCode",
                       "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]}}
-        else:
-            status = {"metadata": {}, "status": "Failure", "message": message, "reason": "InternalError",
-                      "details": {"causes": [{"message": message}]}, "code": 500}
         with contextlib.suppress(ConnectionResetError):
             if self.status_errors:
                 await self.send(ERROR, json.dumps(status, separators=(",", ":")).encode())
-            elif status["status"] == "Failure":
+            elif exit_code:
                 await self.send(ERROR, status["message"].encode())
             await self.ws.close()
 

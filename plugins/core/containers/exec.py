@@ -16,8 +16,8 @@ a time (backspace, ``^C`` and ``^D`` as a terminal's line discipline), and an in
 prompts ``/ # ``. Both methods are served: a WebSocket upgrade is a GET, which kube 1.35 also
 authorizes as ``create`` on the subresource (``AuthorizePodWebsocketUpgradeCreatePermission``),
 so exec always needs ``create`` on ``pods/exec``. A request that is no WebSocket upgrade (SPDY's
-included) is refused with a 400 before anything starts, as a kubelet refuses one it cannot
-upgrade: kubectl, which tries a WebSocket first, never falls back to SPDY here.
+included) is refused with a 400 once every other check has passed: kubectl, which tries a
+WebSocket first, retries a refused one over SPDY and shows that answer, so it is the real reason.
 """
 
 from __future__ import annotations
@@ -77,6 +77,12 @@ class _Streaming(Served):
         container = instances.pick_container(pod, options.container)
         if not (pod.get("spec") or {}).get("nodeName"):
             raise errors.bad_request(f"pod {name} does not have a host assigned")
+        if not (options.stdin or options.stdout or options.stderr):
+            raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
+        state = (instances.container_status(pod, container["name"]) or {}).get("state") or {}
+        if "running" not in state:
+            raise errors.bad_request(f'container not found ("{container["name"]}")')
+        # Last: kubectl retries a refused WebSocket over SPDY, whose answer is then the one it shows.
         offered = exchange.websocket_protocols()
         if offered is None:
             upgrade = exchange.header("Upgrade") or ""
@@ -87,11 +93,6 @@ class _Streaming(Served):
         protocol = channels.choose(offered)
         if protocol is None:
             raise errors.bad_request(channels.unsupported(offered))
-        if not (options.stdin or options.stdout or options.stderr):
-            raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
-        state = (instances.container_status(pod, container["name"]) or {}).get("state") or {}
-        if "running" not in state:
-            raise errors.bad_request(f'container not found ("{container["name"]}")')
         return pod, container, protocol
 
     async def _session(self, exchange: Exchange, protocol: str, options: StreamOptions) -> Channels:
