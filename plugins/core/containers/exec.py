@@ -113,7 +113,7 @@ class PodExecREST(_Streaming):
         if not options.command:
             raise errors.bad_request("you must specify at least one command for the container")
         pod, container, protocol = await self._open(ctx, name, exchange, options)
-        sources = await files.load_sources(self.registry, ctx, pod)
+        sources = await files.load_sources(self.registry, ctx, pod, tokens=True)
         view = process.context(pod, container, sources, image_process=False)
         view.cwd = posixpath.normpath("/" + str(container.get("workingDir") or "").lstrip("/"))
         view.tty = options.tty
@@ -134,7 +134,7 @@ class PodAttachREST(_Streaming):
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
         options = StreamOptions.of(exchange)
         pod, container, protocol = await self._open(ctx, name, exchange, options)
-        sources = await files.load_sources(self.registry, ctx, pod)
+        sources = await files.load_sources(self.registry, ctx, pod, tokens=True)
         view = process.context(pod, container, sources, image_process=False)
         view.tty = options.tty
         io = await self._session(exchange, protocol, options)

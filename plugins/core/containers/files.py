@@ -60,9 +60,10 @@ def _namespace(pod: Obj) -> str:
 
 
 # -- loading --------------------------------------------------------------------------------------
-async def load_sources(registry: Registry, ctx: RequestContext, pod: Obj) -> Sources:
-    """The ConfigMaps, Secrets and Services ``pod`` refers to, and its projected tokens, read
-    through the registry (missing ones are left out, as an optional reference would be)."""
+async def load_sources(registry: Registry, ctx: RequestContext, pod: Obj, *, tokens: bool) -> Sources:
+    """The ConfigMaps, Secrets and Services ``pod`` refers to, read through the registry (missing
+    ones are left out, as an optional reference would be), and with ``tokens`` its projected
+    tokens, newly made (an exec may read one; a log is not worth signing one for)."""
     sources = Sources()
     namespace = _namespace(pod)
     wanted: dict[str, set[str]] = {"configmaps": set(), "secrets": set()}
@@ -94,7 +95,8 @@ async def load_sources(registry: Registry, ctx: RequestContext, pod: Obj) -> Sou
     dns = await _get(registry, ctx, "services", *DNS_SERVICE)
     if dns is not None and (dns.get("spec") or {}).get("clusterIP") not in (None, "", "None"):
         sources.dns_ip = dns["spec"]["clusterIP"]
-    sources.tokens = await _tokens(registry, ctx, pod)
+    if tokens:
+        sources.tokens = await _tokens(registry, ctx, pod)
     return sources
 
 

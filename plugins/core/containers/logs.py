@@ -97,7 +97,7 @@ class PodLogREST(Served):
             await exchange.start("text/plain")
             return  # not on a node yet: an empty log, as kube-apiserver answers
         run = instances.instance(pod, container["name"], previous=options.previous)
-        sources = await files.load_sources(self.registry, ctx, pod)
+        sources = await files.load_sources(self.registry, ctx, pod, tokens=False)
         lines = instances.output(pod, container, sources, run)
         now = time.time()
         since = options.since(now)
