@@ -51,6 +51,7 @@ from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
 from kplane.core.meta import deleteoptions  # DeleteOptions inside another body (an Eviction's): decode, schema
 from kplane.core.meta.protobuf import DELETE_OPTIONS  # the protobuf table of DeleteOptions, inside another message (an Eviction)
 from kplane.core.registry.options import ListOptions
+from kplane.core.registry.options import WatchOptions  # a Store.watch's (streaming subresources follow their object)
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.rest import (
@@ -95,6 +96,7 @@ from kplane.core.meta.selectors import (
     META_FIELDS, FieldPath, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
     validate_label_selector,
 )
+from kplane.core.meta.selectors import parse_field_selector  # a fieldSelector's text, as a WatchOptions takes it
 
 # -- the client side: what controllers use --------------------------------------------------------
 from kplane.core.client.cache import Lister, object_key

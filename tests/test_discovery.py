@@ -70,8 +70,11 @@ async def test_aggregated_entries_have_response_kinds_and_verbs_and_no_hash(api)
     assert list(pods) == ["resource", "responseKind", "scope", "singularResource", "verbs", "shortNames", "categories", "subresources"]
     assert pods["verbs"] == ALL
     assert pods["subresources"] == [
+        {"subresource": "attach", "responseKind": {"group": "", "version": "v1", "kind": "PodAttachOptions"}, "verbs": ["create", "get"]},
         {"subresource": "binding", "responseKind": {"group": "", "version": "v1", "kind": "Binding"}, "verbs": ["create"]},
         {"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}, "verbs": ["create"]},
+        {"subresource": "exec", "responseKind": {"group": "", "version": "v1", "kind": "PodExecOptions"}, "verbs": ["create", "get"]},
+        {"subresource": "log", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get"]},
         {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
     ]
     groups = (await api.get("/apis", headers={"Accept": AGGREGATED})).body["items"]

@@ -154,6 +154,7 @@ def _openapi_verbs(doc: dict[str, Any], collection: str, sub: str) -> tuple[set[
     """The Kubernetes verbs a resource's (or subresource's) OpenAPI paths offer, and its operations
     by verb; a list operation with a watch parameter serves watch too."""
     methods = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+    methods["post"] = "create"  # a connecter's POST (pods/exec)
     paths = [f"{collection}/{{name}}/{sub}"] if sub else [collection, f"{collection}/{{name}}"]
     found: dict[str, dict[str, Any]] = {}
     for path in paths:

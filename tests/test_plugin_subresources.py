@@ -429,9 +429,11 @@ async def test_broken_plugins_take_their_subresources_with_them(tmp_path: Path) 
         assert described["half"]["status"] == "skipped"
         assert described["half"]["problem"].startswith("plugin 'half' failed in kplane_register_strategies: RuntimeError: half done")
         assert server.registry is not None
-        assert server.registry.subresources("", "pods") == ["binding", "eviction", "status"]
-        # only resources without storage, and core's own serviceaccounts/token and pods/eviction: no broken plugin's
-        assert {key for key in server.registry._subresources if key[2]} == {("", "serviceaccounts", "token"), ("", "pods", "eviction")}
+        assert server.registry.subresources("", "pods") == ["attach", "binding", "eviction", "exec", "log", "status"]
+        # only resources without storage, and core's own (pods' streams and eviction, serviceaccounts/token): no broken plugin's
+        assert {key for key in server.registry._subresources if key[2]} == {
+            ("", "serviceaccounts", "token"), ("", "pods", "eviction"), ("", "pods", "log"), ("", "pods", "exec"), ("", "pods", "attach")}
+        assert type(server.registry.rest("", "pods", "log")).__module__ == "kplane.plugins.core.containers.logs"
         async with aiohttp.ClientSession(base_url=server.url) as session:
             api = Client(session)
             assert (await api.get("/api/v1/namespaces/default/pods/p/log")).status == 404

@@ -133,6 +133,11 @@ class Exchange(Protocol):
         """The request header ``name`` (case-insensitive), None when it is not sent."""
         ...
 
+    def client_gone(self) -> bool:
+        """The client has closed its connection (a stream with nothing to write for a while,
+        such as a log followed, looks now and then, and ends)."""
+        ...
+
     def websocket_protocols(self) -> list[str] | None:
         """The subprotocols, in the client's order, of a WebSocket upgrade request
         (``Sec-WebSocket-Protocol``; empty when it names none); None for a request that is no
@@ -154,6 +159,10 @@ class WebSocket(Protocol):
 
     async def send(self, data: bytes) -> None:
         """Send one binary message; ConnectionResetError once the client has gone."""
+        ...
+
+    async def send_text(self, data: str) -> None:
+        """Send one text message (the base64 channel protocols'); ConnectionResetError once the client has gone."""
         ...
 
     async def receive(self) -> bytes | None:

@@ -70,6 +70,10 @@ class HTTPExchange:
     def header(self, name: str) -> str | None:
         return self.request.headers.get(name)
 
+    def client_gone(self) -> bool:
+        transport = self.request.transport
+        return transport is None or transport.is_closing()
+
     def websocket_protocols(self) -> list[str] | None:
         headers = self.request.headers
         if headers.get("Upgrade", "").lower() != "websocket" or "upgrade" not in headers.get("Connection", "").lower():
@@ -102,6 +106,11 @@ class AioWebSocket:
         if self.ws.closed:
             raise ConnectionResetError("the WebSocket is closed")
         await self.ws.send_bytes(data)
+
+    async def send_text(self, data: str) -> None:
+        if self.ws.closed:
+            raise ConnectionResetError("the WebSocket is closed")
+        await self.ws.send_str(data)
 
     async def receive(self) -> bytes | None:
         if self.ws.closed:

@@ -21,6 +21,7 @@ from kplane.plugins.core import (
 from kplane.plugins.core.controllers.endpoints import EndpointsController
 from kplane.plugins.core.controllers.resourcequota import ResourceQuotaController
 from kplane.plugins.core.quota.admission import ResourceQuotaAdmission
+from kplane.plugins.core.containers import exec as container_exec, logs as container_logs
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
@@ -121,6 +122,9 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_rest(GROUP, "bindings", bindings.BindingsREST(registry))
     from kplane.plugins.core import eviction  # here: it reads the policy group's types, which import this plugin's
     registry.add_subresource(GROUP, "pods", "eviction", eviction.EvictionREST(registry))
+    registry.add_subresource(GROUP, "pods", "log", container_logs.PodLogREST(registry))
+    registry.add_subresource(GROUP, "pods", "exec", container_exec.PodExecREST(registry))
+    registry.add_subresource(GROUP, "pods", "attach", container_exec.PodAttachREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
