@@ -16,6 +16,7 @@ from kplane.api import (
 from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
+from kplane.plugins.core.controllers.nodes import settings as node_flags
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -30,6 +31,7 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 @hookimpl
 def kplane_add_options(parser: PluginOptions) -> None:
     settings.add_flags(parser)
+    node_flags.add_flags(parser)
 
 
 @hookimpl
@@ -153,6 +155,7 @@ def kplane_register_controllers(manager: ControllerManager, config: ServerConfig
                                                           manager.root_ca))
     count = (config or ServerConfig()).simulated_nodes
     if count:
-        manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count))
+        manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count,
+                                                      **node_flags.node_settings(config)))
     else:
         manager.known.add("simulated-nodes")

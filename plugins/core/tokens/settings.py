@@ -85,6 +85,8 @@ def settings_of(config: Any, plugin_name: str) -> Settings:
         key = FLAG_FIELDS.get(name, name)
         if value is None:
             continue  # a repeatable flag not given: the default
+        if key not in Settings.__dataclass_fields__:
+            continue  # another flag of the plugin's (the simulated nodes')
         if key == "api_audiences":
             value = tuple(part.strip() for item in value for part in item.split(",") if part.strip())
         elif key in ("issuers", "key_files"):
