@@ -99,7 +99,7 @@ class ReplicaSetController:
         self.burst_replicas = burst_replicas
         self.rs_informer = informers.informer("apps", "v1", "replicasets")
         self.pod_informer = informers.informer("", "v1", "pods")
-        self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, lambda pod: [ref["uid"] for ref in own.owner_refs(pod) if ref.get("controller")])
+        own.index_by_controller(self.pod_informer)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
         self.recorder = EventRecorder(client, COMPONENT)

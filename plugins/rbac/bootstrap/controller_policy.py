@@ -9,6 +9,8 @@ from typing import Any
 
 from kplane.plugins.rbac.bootstrap.policy import APPS, LEGACY, RBAC, READ, cluster_role, cluster_role_binding, rule
 
+BATCH = "batch"
+
 PREFIX = "system:controller:"
 NAMESPACE = "kube-system"
 
@@ -19,6 +21,14 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
     "clusterrole-aggregation-controller": [
         rule(["escalate", "get", "list", "watch", "update", "patch"], [RBAC], ["clusterroles"]),
     ],
+    "cronjob-controller": [
+        rule(["get", "list", "watch", "update"], [BATCH], ["cronjobs"]),
+        rule(["get", "list", "watch", "create", "update", "delete", "patch"], [BATCH], ["jobs"]),
+        rule(["update"], [BATCH], ["cronjobs/status"]),
+        rule(["update"], [BATCH], ["cronjobs/finalizers"]),
+        rule(["list", "delete"], [LEGACY], ["pods"]),
+        EVENTS,
+    ],
     "deployment-controller": [
         rule(["get", "list", "watch", "update"], [APPS], ["deployments"]),
         rule(["update"], [APPS], ["deployments/finalizers", "deployments/status"]),
@@ -28,6 +38,13 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
     ],
     "generic-garbage-collector": [
         rule(["get", "list", "watch", "patch", "update", "delete"], ["*"], ["*"]),
+        EVENTS,
+    ],
+    "job-controller": [
+        rule(["get", "list", "watch", "update", "patch"], [BATCH], ["jobs"]),
+        rule(["update"], [BATCH], ["jobs/status"]),
+        rule(["update"], [BATCH], ["jobs/finalizers"]),
+        rule(["list", "watch", "create", "delete", "patch"], [LEGACY], ["pods"]),
         EVENTS,
     ],
     "namespace-controller": [
@@ -47,6 +64,10 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
     ],
     "service-account-controller": [
         rule(["create"], [LEGACY], ["serviceaccounts"]),
+        EVENTS,
+    ],
+    "ttl-after-finished-controller": [
+        rule(["get", "list", "watch", "delete"], [BATCH], ["jobs"]),
         EVENTS,
     ],
     "simulated-nodes": [
