@@ -50,7 +50,8 @@ MANAGED_BY = "kubernetes.io/job-controller"
 BURST = 500
 DEFAULT_POD_FAILURE_BACKOFF = 10.0
 MAX_POD_FAILURE_BACKOFF = 600.0
-ORPHAN = "orphan-pod:"  # queue keys of pods whose finalizer may have to go
+ORPHAN = "orphan-pod:"
+UNSEEN_WAIT = 2.0  # seconds a sync waits for the informer to show the Job's last status write  # queue keys of pods whose finalizer may have to go
 
 
 def finished_condition(job: Obj) -> Obj | None:
@@ -111,6 +112,9 @@ class JobController:
         #: uids of pods whose finalizer was removed but the cache still shows it (kube's
         #: finalizerExpectations): counted already, they must not be counted again.
         self.released: set[str] = set()
+        #: The resourceVersion of each Job's last status write, until the informer shows it: a
+        #: sync from an older copy would only meet a conflict (its event brings the Job back).
+        self.unseen: dict[str, tuple[str, float]] = {}
 
     async def run(self) -> None:
         self.job_informer.add_handlers(Handlers(on_add=self._job_added, on_update=self._job_updated, on_delete=self._job_deleted))
@@ -123,10 +127,12 @@ class JobController:
 
     # -- events to work ---------------------------------------------------------------------
     def _job_added(self, job: Obj) -> None:
+        self._seen(job)
         self.queue.add(object_key(job))
         self.deadline_check(job)
 
     def _job_updated(self, old: Obj, job: Obj) -> None:
+        self._seen(job)
         if own.uid(old) != own.uid(job):
             self._job_deleted(old)
         self.queue.add(object_key(job))
@@ -134,8 +140,17 @@ class JobController:
                 (old.get("status") or {}).get("startTime") != (job.get("status") or {}).get("startTime"):
             self.deadline_check(job)
 
+    def _seen(self, job: Obj) -> None:
+        key = object_key(job)
+        if key in self.unseen and self.unseen[key][0] == job["metadata"].get("resourceVersion"):
+            del self.unseen[key]
+
+    def written(self, job: Obj) -> None:
+        self.unseen[object_key(job)] = (str(job["metadata"].get("resourceVersion", "")), time.monotonic())
+
     def _job_deleted(self, job: Obj) -> None:
         key = object_key(job)
+        self.unseen.pop(key, None)
         self.expectations.forget(key)
         self._backoffs.pop(key, None)
         for pod in self.pod_informer.indexer.by_index(self.index, own.uid(job)):
@@ -194,6 +209,13 @@ class JobController:
             return
         if own.spec(job).get("managedBy") not in (None, MANAGED_BY):
             return  # another controller's
+        pending = self.unseen.get(key)
+        if pending is not None and pending[0] != job["metadata"].get("resourceVersion"):
+            waited = time.monotonic() - pending[1]
+            if waited < UNSEEN_WAIT:
+                self.queue.add_after(key, UNSEEN_WAIT - waited)  # in case its event never comes (a relist)
+                return
+            del self.unseen[key]
         selector = own.selector(job)
         if selector is None:
             return
@@ -566,6 +588,7 @@ class _Sync:
                 return
             raise
         self.job = stored
+        self.c.written(stored)
 
 
 def _comparable(status: Obj) -> Obj:

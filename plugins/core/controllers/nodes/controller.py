@@ -22,7 +22,7 @@ class SimulatedNodes:
     """Registers the Nodes, keeps them alive, schedules pods onto Nodes and runs those bound to its own."""
 
     def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, count: int = 3, ready_delay: float = 0.2,
-                 prefix: str = "kplane-node-", heartbeat: float = 10.0, workers: int = 4,
+                 prefix: str = "kplane-node-", heartbeat: float = 10.0, workers: int = 16,
                  run_seconds: float = DEFAULT_RUN_SECONDS, restart_backoff: float = DEFAULT_RESTART_BACKOFF) -> None:
         if not 0 <= count <= 250:
             raise ValueError("simulated nodes: count must be between 0 and 250 (one 10.244.<n>.0/24 each)")
