@@ -181,11 +181,14 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
         await client.close()
     assert chosen == {
         "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment",
+              "job", "cronjob", "ttl-after-finished",
               "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
         "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset",
+                                           "job", "cronjob", "ttl-after-finished",
                                            "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
         "replicaset,namespace": {"replicaset", "namespace"},
         "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment",
+                                     "job", "cronjob", "ttl-after-finished",
                                      "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},  # the first mention decides
     }
 
@@ -196,7 +199,8 @@ def test_an_unknown_controller_name_is_refused_with_the_known_ones(tmp_path: Pat
     run = subprocess.run([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(kubeconfig),
                           "--controllers", "*,-garbagecolector"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
-    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: clusterrole-aggregation, deployment, garbagecollector" in run.stderr
+    assert "unknown controller(s) -garbagecolector;" in run.stderr and "known: clusterrole-aggregation, " in run.stderr
+    assert ", deployment, " in run.stderr and ", garbagecollector, " in run.stderr
     serve = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
                             "--controllers", "bogus"], capture_output=True, text=True, timeout=30)
     assert serve.returncode == 1 and "unknown controller(s) bogus" in serve.stderr
