@@ -53,6 +53,7 @@ from kplane.core.meta.protobuf import DELETE_OPTIONS  # the protobuf table of De
 from kplane.core.registry.options import ListOptions
 from kplane.core.registry.options import WatchOptions  # a Store.watch's (streaming subresources follow their object)
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
+from kplane.core.registry.printing import human_duration  # kubectl's durations (a Job's Duration column)
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.rest import (
     Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc, WebSocket,

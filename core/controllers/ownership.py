@@ -38,6 +38,21 @@ def controller_reference(owner: Obj, api_version: str, kind: str) -> Obj:
     return {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": uid(owner), "controller": True, "blockOwnerDeletion": True}
 
 
+CONTROLLER_UID_INDEX = "controllerUID"
+
+
+def _controller_uids(obj: Obj) -> list[str]:
+    return [str(ref.get("uid", "")) for ref in owner_refs(obj) if ref.get("controller")]
+
+
+def index_by_controller(informer: Informer) -> str:
+    """The name of ``informer``'s index of objects by their controller's uid, added by the first
+    controller that asks (controllers of several kinds share the pod informer)."""
+    if not informer.indexer.has_indexer(CONTROLLER_UID_INDEX):
+        informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
+    return CONTROLLER_UID_INDEX
+
+
 def selector(obj: Obj) -> LabelSelectorExpr | None:
     """``spec.selector`` parsed; None when missing, empty or invalid: it then selects nothing.
     A ReplicationController's is a plain map of labels, read as ``matchLabels``."""

@@ -26,6 +26,7 @@ from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
 from kplane.plugins.core.controllers.nodelifecycle import settings as nodelifecycle_settings
+from kplane.plugins.core.controllers.nodes import settings as node_flags
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -42,6 +43,7 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 def kplane_add_options(parser: PluginOptions) -> None:
     settings.add_flags(parser)
     nodelifecycle_settings.add_flags(parser)
+    node_flags.add_flags(parser)
 
 
 @hookimpl
@@ -215,7 +217,8 @@ def kplane_register_controllers(manager: ControllerManager, plugin_name: str, co
     lifecycle = nodelifecycle_settings.settings_of(config, plugin_name)
     if count:
         manager.add("simulated-nodes", SimulatedNodes(manager.client_for("simulated-nodes"), manager.informers, count=count,
-                                                      heartbeat=lifecycle.status_update_frequency))
+                                                      heartbeat=lifecycle.status_update_frequency,
+                                                      **node_flags.node_settings(config)))
     else:
         manager.known.add("simulated-nodes")
     manager.add("node-lifecycle-controller", NodeLifecycleController(

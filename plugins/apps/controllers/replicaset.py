@@ -63,7 +63,7 @@ class Managed:
 
 REPLICA_SET = Managed("apps", "v1", "replicasets", "ReplicaSet", "replicaset-controller")
 REPLICATION_CONTROLLER = Managed("", "v1", "replicationcontrollers", "ReplicationController", "replication-controller")
-CONTROLLER_UID_INDEX = "controllerUID"
+CONTROLLER_UID_INDEX = own.CONTROLLER_UID_INDEX
 BURST_REPLICAS = 500  # the most pods one sync creates or deletes
 EXPECTATIONS_TIMEOUT = 300.0
 TERMINAL = ("Succeeded", "Failed")
@@ -121,8 +121,7 @@ class ReplicaSetController:
         self.burst_replicas = burst_replicas
         self.rs_informer = informers.informer(managed.group, managed.version, managed.plural)
         self.pod_informer = informers.informer("", "v1", "pods")
-        if not self.pod_informer.indexer.has_indexer(CONTROLLER_UID_INDEX):  # the replication controller's too
-            self.pod_informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
+        own.index_by_controller(self.pod_informer)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
         self.recorder = EventRecorder(client, managed.component)
@@ -369,10 +368,6 @@ def _pod_from_template(rs: Obj, managed: Managed = REPLICA_SET) -> Obj:
         if template_meta.get(key):
             meta[key] = copy.deepcopy(template_meta[key])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
-
-
-def _controller_uids(pod: Obj) -> list[str]:
-    return [ref["uid"] for ref in own.owner_refs(pod) if ref.get("controller")]
 
 
 def _is_active(pod: Obj) -> bool:

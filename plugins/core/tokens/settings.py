@@ -84,7 +84,7 @@ def settings_of(config: Any, plugin_name: str) -> Settings:
     for name, value in given.items():
         key = FLAG_FIELDS.get(name, name)
         if key not in Settings.__dataclass_fields__:
-            continue  # another of the plugin's flags (the node lifecycle's)
+            continue  # another of the plugin's flags (the simulated nodes', the node lifecycle's)
         if value is None:
             continue  # a repeatable flag not given: the default
         if key == "api_audiences":

@@ -9,6 +9,8 @@ from typing import Any
 
 from kplane.plugins.rbac.bootstrap.policy import APPS, LEGACY, RBAC, READ, cluster_role, cluster_role_binding, rule
 
+BATCH = "batch"
+
 PREFIX = "system:controller:"
 NAMESPACE = "kube-system"
 
@@ -27,6 +29,14 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["list", "watch", "create", "delete", "patch"], [LEGACY], ["pods"]),
         rule(["create"], [LEGACY], ["pods/binding"]),
         rule(["get", "list", "watch", "create", "delete", "update", "patch"], [APPS], ["controllerrevisions"]),
+        EVENTS,
+    ],
+    "cronjob-controller": [
+        rule(["get", "list", "watch", "update"], [BATCH], ["cronjobs"]),
+        rule(["get", "list", "watch", "create", "update", "delete", "patch"], [BATCH], ["jobs"]),
+        rule(["update"], [BATCH], ["cronjobs/status"]),
+        rule(["update"], [BATCH], ["cronjobs/finalizers"]),
+        rule(["list", "delete"], [LEGACY], ["pods"]),
         EVENTS,
     ],
     "deployment-controller": [
@@ -58,6 +68,13 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
     ],
     "generic-garbage-collector": [
         rule(["get", "list", "watch", "patch", "update", "delete"], ["*"], ["*"]),
+        EVENTS,
+    ],
+    "job-controller": [
+        rule(["get", "list", "watch", "update", "patch"], [BATCH], ["jobs"]),
+        rule(["update"], [BATCH], ["jobs/status"]),
+        rule(["update"], [BATCH], ["jobs/finalizers"]),
+        rule(["list", "watch", "create", "delete", "patch"], [LEGACY], ["pods"]),
         EVENTS,
     ],
     "namespace-controller": [
@@ -127,6 +144,10 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "create", "delete", "update", "patch"], [LEGACY], ["pods"]),
         rule(["get", "create", "delete", "update", "patch", "list", "watch"], [APPS], ["controllerrevisions"]),
         rule(["get", "create", "update", "delete"], [LEGACY], ["persistentvolumeclaims"]),
+        EVENTS,
+    ],
+    "ttl-after-finished-controller": [
+        rule(["get", "list", "watch", "delete"], [BATCH], ["jobs"]),
         EVENTS,
     ],
     "simulated-nodes": [

@@ -75,6 +75,7 @@ VIEW_RULES = [
     rule(READ, [LEGACY], ["namespaces"]),
     rule(READ, [APPS], ["deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
                         "replicasets/status"]),
+    rule(READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
 ]
 
 EDIT_RULES = [
@@ -86,6 +87,7 @@ EDIT_RULES = [
     rule(["create"], [LEGACY], ["serviceaccounts/token"]),
     rule(WRITE, [APPS], ["deployments", "deployments/scale", "deployments/rollback", "replicasets",
                          "replicasets/scale"]),
+    rule(WRITE, ["batch"], ["cronjobs", "jobs"]),
     rule(READ_WRITE, [COORDINATION], ["leases"]),
 ]
 

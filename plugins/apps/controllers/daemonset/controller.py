@@ -34,13 +34,9 @@ Obj = dict[str, Any]
 
 API_VERSION, KIND = "apps/v1", "DaemonSet"
 COMPONENT = "daemonset-controller"
-CONTROLLER_UID_INDEX = "controllerUID"
+CONTROLLER_UID_INDEX = own.CONTROLLER_UID_INDEX
 BURST_REPLICAS = 250  # the most pods one sync creates
 FAILED_BACKOFF = (1.0, 900.0)  # first and longest wait before deleting another failed pod on a node
-
-
-def _controller_uids(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in own.owner_refs(obj) if ref.get("controller")]
 
 
 def _template_generation(ds: Obj) -> int | None:
@@ -62,10 +58,7 @@ class DaemonSetController:
         self.node_informer = informers.informer("", "v1", "nodes")
         self.revision_informer = informers.informer("apps", "v1", "controllerrevisions")
         for informer in (self.pod_informer, self.revision_informer):
-            try:
-                informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
-            except ValueError:
-                pass  # another controller of this manager indexes them so already
+            own.index_by_controller(informer)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations()
         self.recorder = EventRecorder(client, COMPONENT)

@@ -13,7 +13,7 @@ from kplane.plugins.apps.controllers.history import HASH_LABEL, History, new_rev
 Obj = dict[str, Any]
 
 API_VERSION, KIND = "apps/v1", "DaemonSet"
-CONTROLLER_UID_INDEX = "controllerUID"
+CONTROLLER_UID_INDEX = own.CONTROLLER_UID_INDEX
 DEFAULT_HISTORY_LIMIT = 10
 
 

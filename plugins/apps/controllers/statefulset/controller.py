@@ -26,12 +26,6 @@ from kplane.plugins.apps.controllers.statefulset.pods import PodControl, StaleCl
 log = logging.getLogger(__name__)
 
 COMPONENT = "statefulset-controller"
-SET_UID_INDEX = "statefulSetUID"
-
-
-def _set_uids(pod: Obj) -> list[str]:
-    ref = own.controller_ref(pod)
-    return [ref["uid"]] if ref is not None and ref.get("kind") == KIND else []
 
 
 class StatefulSetController:
@@ -43,7 +37,7 @@ class StatefulSetController:
         self.pods = informers.informer("", "v1", "pods")
         self.revisions = informers.informer("apps", "v1", "controllerrevisions")
         self.claims = informers.informer("", "v1", "persistentvolumeclaims")
-        self.pods.indexer.add_indexer(SET_UID_INDEX, _set_uids)
+        self.by_controller = own.index_by_controller(self.pods)
         self.queue: WorkQueue[str] = WorkQueue()
         self.recorder = EventRecorder(client, COMPONENT)
         self.pod_control = PodControl(client, self.claims, self.recorder)
@@ -112,7 +106,7 @@ class StatefulSetController:
 
     def _candidate_pods(self, sts: Obj, selector: LabelSelectorExpr) -> list[Obj]:
         """Its pods (even those that stopped matching) and the pods it selects whose names make them its own."""
-        owned = self.pods.indexer.by_index(SET_UID_INDEX, own.uid(sts))
+        owned = self.pods.indexer.by_index(self.by_controller, own.uid(sts))
         selected = self.pods.lister().namespaced(sts["metadata"]["namespace"]).list(selector)
         unique = {object_key(p): p for p in [*owned, *selected]}
         return [p for p in unique.values() if ident.is_member(sts, p)]

@@ -68,7 +68,5 @@ def no_execute(node: Obj) -> list[Obj]:
 
 def index_by_node(pods: Informer) -> None:
     """Index the pods by ``spec.nodeName``, unless the scheduler of the same informers has."""
-    try:
+    if not pods.indexer.has_indexer(NODE_NAME_INDEX):  # the simulated nodes' scheduler indexes them the same way
         pods.indexer.add_indexer(NODE_NAME_INDEX, lambda pod: [own.spec(pod).get("nodeName") or ""])
-    except ValueError:
-        pass  # the simulated nodes' scheduler indexes them the same way

@@ -13,6 +13,7 @@ from kplane.plugins.core.controllers.nodes.kubelet import Kubelets
 from kplane.plugins.core.controllers.nodes.pod_status import TERMINAL
 from kplane.plugins.core.controllers.nodes.registrar import KUBELET_ANNOTATION, STOPPED, NodeRegistrar
 from kplane.plugins.core.controllers.nodes.scheduler import SCHEDULER, Scheduler, wants_scheduling
+from kplane.plugins.core.controllers.nodes.settings import DEFAULT_RESTART_BACKOFF, DEFAULT_RUN_SECONDS
 
 Obj = dict[str, Any]
 
@@ -21,7 +22,8 @@ class SimulatedNodes:
     """Registers the Nodes, keeps them alive, schedules pods onto Nodes and runs those bound to its own."""
 
     def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, count: int = 3, ready_delay: float = 0.2,
-                 prefix: str = "kplane-node-", heartbeat: float = 10.0, workers: int = 4) -> None:
+                 prefix: str = "kplane-node-", heartbeat: float = 10.0, workers: int = 16,
+                 run_seconds: float = DEFAULT_RUN_SECONDS, restart_backoff: float = DEFAULT_RESTART_BACKOFF) -> None:
         if not 0 <= count <= 250:
             raise ValueError("simulated nodes: count must be between 0 and 250 (one 10.244.<n>.0/24 each)")
         self.informers = informers
@@ -34,7 +36,8 @@ class SimulatedNodes:
         self.recorder = EventRecorder(client, SCHEDULER)
         self.registrar = NodeRegistrar(client, self.managed, self.kubelet_stopped)
         self.scheduler = Scheduler(client, self.pod_informer, self.node_informer, self.recorder)
-        self.kubelets = Kubelets(client, self.managed, self.queue, ready_delay=ready_delay)
+        self.kubelets = Kubelets(client, self.managed, self.queue, ready_delay=ready_delay, run_seconds=run_seconds,
+                                 restart_backoff=restart_backoff)
 
     async def run(self) -> None:
         await self.registrar.register_all()
@@ -97,6 +100,7 @@ class SimulatedNodes:
                 await self.kubelets.terminate(pod, node)
             return
         if (pod.get("status") or {}).get("phase") in TERMINAL:
+            self.kubelets.finished(own.uid(pod))
             return
         if not node:
             if wants_scheduling(pod) and not self.scheduler.binding(own.uid(pod)):

@@ -1,16 +1,20 @@
 """The pod lifecycle on simulated nodes, as their kubelets carry it out: a pod bound to one of
 them first reports ContainerCreating, then, ``ready_delay`` seconds later, Running and Ready
-(:mod:`.pod_status`); a pod being deleted has its containers stopped, then is removed."""
+(:mod:`.pod_status`); its containers exit after their run time (``run_seconds`` unless the pod
+says otherwise) and restart with the crash-loop back-off (``restart_backoff``) as its
+restartPolicy says, until it Succeeds or Fails; a pod being deleted has its containers stopped,
+then is removed. A finished pod gives its IP back (its status keeps showing it, as a kubelet's)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from kplane.api import ApiError, RESTClient, WorkQueue
 from kplane.api import ownership as own
 from kplane.plugins.core.controllers.nodes.addresses import PodAddresses, host_ip
-from kplane.plugins.core.controllers.nodes.pod_status import accepted_status, running_status, stopped_status
+from kplane.plugins.core.controllers.nodes.pod_status import TERMINAL, accepted_status, running_status, stopped_status
 from kplane.plugins.core.controllers.nodes.status_writer import write_status
 
 Obj = dict[str, Any]
@@ -20,18 +24,22 @@ class Kubelets:
     """The kubelets of the ``managed`` nodes (name -> number), for the pods bound to them; a pod
     to look at again later goes back on ``queue``."""
 
-    def __init__(self, client: RESTClient, managed: dict[str, int], queue: WorkQueue[str], *, ready_delay: float) -> None:
+    def __init__(self, client: RESTClient, managed: dict[str, int], queue: WorkQueue[str], *, ready_delay: float,
+                 run_seconds: float, restart_backoff: float) -> None:
         self.client = client
         self.managed = managed
         self.queue = queue
         self.ready_delay = ready_delay
+        self.run_seconds = run_seconds
+        self.restart_backoff = restart_backoff
         self.addresses = PodAddresses()
         self._accepted: dict[str, float] = {}  # pod uid -> loop time its node accepted it
 
     def seen(self, pod: Obj) -> None:
         """A pod seen for the first time: one of ours keeps the IP it was given before a restart."""
-        ip = (pod.get("status") or {}).get("podIP")
-        if ip and own.spec(pod).get("nodeName") in self.managed:
+        status = pod.get("status") or {}
+        ip = status.get("podIP")
+        if ip and own.spec(pod).get("nodeName") in self.managed and status.get("phase") not in TERMINAL:
             self.addresses.keep(own.uid(pod), ip)
 
     def forget(self, uid: str) -> None:
@@ -51,13 +59,27 @@ class Kubelets:
         if left > 0:
             self.queue.add_after(key, left)
             return
-        await write_status(self.client, pod, lambda p: running_status(p, self._pod_ip(p, node)))
+        wake: float | None = None
+
+        def running(p: Obj) -> Obj:
+            nonlocal wake
+            status, wake = running_status(p, self._pod_ip(p, node), now=time.time(), default_seconds=self.run_seconds,
+                                          backoff=self.restart_backoff)
+            return status
+
+        await write_status(self.client, pod, running)
+        if wake is not None:
+            self.queue.add_after(key, max(wake, 0.01))
+
+    def finished(self, uid: str) -> None:
+        """A pod of ours Succeeded or Failed: its sandbox is gone, and with it the IP."""
+        self.addresses.release(uid)
 
     async def terminate(self, pod: Obj, node: str) -> None:
         """A graceful deletion, as the kubelet carries it out: first stop the containers (the pod
         reports Ready=False, its containers terminated), then, once that status is stored, remove
         the pod with grace 0 and its uid as precondition (so a new pod of the same name is safe)."""
-        if await write_status(self.client, pod, stopped_status):
+        if await write_status(self.client, pod, lambda p: stopped_status(p, default_seconds=self.run_seconds)):
             return  # the informer brings the stopped pod back, and its next sync removes it
         meta = pod["metadata"]
         options = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}
