@@ -54,7 +54,7 @@ from kplane.core.registry.rest import (
     Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc, WebSocket,
 )
 from kplane.core.registry.scale import ScaleAdapter
-from kplane.core.registry.store import Store
+from kplane.core.registry.store import ListPage, Store
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
 
 # -- the HTTP side: request filters, discovery and OpenAPI sources -------------------------------
