@@ -54,7 +54,8 @@ from kplane.core.registry.rest import (
     Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc, WebSocket,
 )
 from kplane.core.registry.scale import ScaleAdapter
-from kplane.core.registry.store import ListPage, Store
+from kplane.core.registry.store import Store
+from kplane.core.registry.store import ListPage  # what a Lister of a resource served without storage answers
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
 
 # -- the HTTP side: request filters, discovery and OpenAPI sources -------------------------------
@@ -92,6 +93,7 @@ from kplane.core.meta.selectors import (
     META_FIELDS, FieldPath, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
     validate_label_selector,
 )
+from kplane.core.meta.selectors import parse_label_selector  # a label selector's text (Scale's status.selector)
 
 # -- the client side: what controllers use --------------------------------------------------------
 from kplane.core.client.cache import Lister, object_key

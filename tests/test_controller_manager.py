@@ -181,12 +181,15 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
         await client.close()
     assert chosen == {
         "*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment",
-              "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
+              "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token",
+              "horizontalpodautoscaling"},
         "*,-deployment,-simulated-nodes": {"namespace", "garbagecollector", "serviceaccount", "replicaset",
-                                           "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},
+                                           "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token",
+                                           "horizontalpodautoscaling"},
         "replicaset,namespace": {"replicaset", "namespace"},
         "-replicaset,replicaset,*": {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "deployment",
-                                     "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token"},  # the first mention decides
+                                     "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token",
+                                     "horizontalpodautoscaling"},  # the first mention decides
     }
 
 

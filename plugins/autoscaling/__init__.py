@@ -7,8 +7,9 @@ in this order."""
 
 from __future__ import annotations
 
-from kplane.api import Registry, Scheme, hookimpl
+from kplane.api import ControllerManager, PluginOptions, Registry, Scheme, ServerConfig, hookimpl, parse_duration
 from kplane.plugins.autoscaling import strategy, types
+from kplane.plugins.autoscaling.controllers.horizontal import HorizontalController
 from kplane.plugins.autoscaling.v1 import conversion as v1_conversion
 from kplane.plugins.autoscaling.v1 import defaults as v1_defaults
 from kplane.plugins.autoscaling.v1 import protobuf as v1_protobuf
@@ -19,6 +20,16 @@ from kplane.plugins.autoscaling.v2 import schemas as v2_schemas
 
 GROUP = "autoscaling"
 KIND = "HorizontalPodAutoscaler"
+
+
+@hookimpl
+def kplane_add_options(parser: PluginOptions) -> None:
+    parser.add_argument("--horizontal-pod-autoscaler-sync-period", dest="horizontal_pod_autoscaler_sync_period",
+                        type=parse_duration, default=15.0, metavar="DURATION",
+                        help="how often each HorizontalPodAutoscaler is synced (default 15s)")
+    parser.add_argument("--horizontal-pod-autoscaler-downscale-stabilization", type=parse_duration, default=300.0,
+                        dest="horizontal_pod_autoscaler_downscale_stabilization", metavar="DURATION",
+                        help="how far back the highest recommendation holds a scale-down (default 5m0s)")
 
 
 @hookimpl
@@ -42,3 +53,12 @@ def kplane_register_conversions(scheme: Scheme) -> None:
 def kplane_register_strategies(registry: Registry) -> None:
     registry.add_strategy(GROUP, "horizontalpodautoscalers", strategy.HorizontalPodAutoscalerStrategy())
     registry.add_strategy(GROUP, "horizontalpodautoscalers", strategy.HorizontalPodAutoscalerStatusStrategy(), subresource="status")
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager, plugin_name: str, config: ServerConfig | None) -> None:
+    settings = config.plugin_settings.get(plugin_name, {}) if config is not None else {}
+    manager.add("horizontalpodautoscaling", HorizontalController(
+        manager.client_for("horizontal-pod-autoscaler"), manager.informers,
+        sync_period=settings.get("horizontal_pod_autoscaler_sync_period", 15.0),
+        downscale_stabilization=settings.get("horizontal_pod_autoscaler_downscale_stabilization", 300.0)))

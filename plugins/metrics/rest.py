@@ -18,8 +18,10 @@ from kplane.plugins.metrics import usage
 from kplane.plugins.metrics.types import ContainerMetrics, NodeMetrics, PodMetrics
 
 GROUP = "metrics.k8s.io"
-#: The window every reading stands for (metrics-server's default resolution).
-WINDOW = "15s"
+#: The window every reading stands for. A declared usage holds from the moment it is declared,
+#: so a reading needs no longer window than a second (metrics-server's is its scrape interval,
+#: 15 s; the autoscaler ignores a cpu reading of a pod ready for less than one window).
+WINDOW = "1s"
 
 
 def _meta(obj: dict[str, Any], now: str) -> ObjectMeta:

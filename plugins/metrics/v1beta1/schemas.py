@@ -18,7 +18,7 @@ class NodeMetricsSchema(Schema):
 
     metadata = fields.Nested(ObjectMetaSchema, metadata={"description": "The node's name and labels."})
     timestamp = fields.Time(metadata={**REQUIRED, "description": "The end of the window the usage was measured over."})
-    window = fields.Str(metadata={**REQUIRED, "description": "The length of the window, a Go duration such as 15s."})
+    window = fields.Str(metadata={**REQUIRED, "description": "the length of the window, a Go duration such as 1s."})
     usage = _usage()
 
 
@@ -34,7 +34,7 @@ class PodMetricsSchema(Schema):
 
     metadata = fields.Nested(ObjectMetaSchema, metadata={"description": "The pod's name, namespace and labels."})
     timestamp = fields.Time(metadata={**REQUIRED, "description": "The end of the window the usage was measured over."})
-    window = fields.Str(metadata={**REQUIRED, "description": "The length of the window, a Go duration such as 15s."})
+    window = fields.Str(metadata={**REQUIRED, "description": "the length of the window, a Go duration such as 1s."})
     containers = fields.List(fields.Nested(ContainerMetricsSchema), metadata={**REQUIRED, "description": (
         "The usage of each of the pod's containers."
     )})
