@@ -285,13 +285,11 @@ class HorizontalController:
             if len(errors) > 1 or best is not None:
                 first = f"invalid metrics ({len(errors)} invalid out of {len(metrics)}), first error is: {first}"
                 self.recorder.event(hpa, WARNING, "FailedComputeMetricsReplicas", first)
-            status["currentMetrics"] = [s for s in statuses if s.get("type")] or None
-            if status["currentMetrics"] is None:
-                del status["currentMetrics"]
+            status["currentMetrics"] = statuses  # one per metric, as the spec lists them (empty where invalid)
             set_condition(status, "ScalingActive", "False", reason, f"the HPA was unable to compute the replica count: {first}")
             raise _SyncFailed
         assert best is not None  # at least one metric (defaulting adds one)
-        best.statuses = [s for s in statuses if s.get("type")]
+        best.statuses = statuses
         return best
 
     def _invalid(self, hpa: Obj, status: Obj, reason: str, event: str, message: str) -> None:
