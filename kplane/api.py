@@ -60,6 +60,7 @@ from kplane.core.registry.rest import (
 )
 from kplane.core.registry.scale import ScaleAdapter
 from kplane.core.registry.store import Store
+from kplane.core.registry.store import ListPage  # what a Lister of a resource served without storage answers
 from kplane.core.registry.strategy import RESOURCE_VERBS, SUBRESOURCE_VERBS, RequestContext, Strategy
 
 # -- the HTTP side: request filters, discovery and OpenAPI sources -------------------------------
@@ -97,7 +98,7 @@ from kplane.core.meta.selectors import (
     META_FIELDS, FieldPath, LabelSelectorExpr, bool_field, format_label_selector, label_selector_from_internal,
     validate_label_selector,
 )
-from kplane.core.meta.selectors import parse_field_selector  # a fieldSelector's text, as a WatchOptions takes it
+from kplane.core.meta.selectors import parse_field_selector, parse_label_selector  # selectors' text (a WatchOptions', Scale's status.selector)
 
 # -- the client side: what controllers use --------------------------------------------------------
 from kplane.core.client.cache import Lister, object_key

@@ -182,7 +182,7 @@ async def test_selection_picks_controllers_like_kube_controller_manager() -> Non
     everything = chosen["*"]
     assert {"namespace", "garbagecollector", "simulated-nodes", "serviceaccount", "replicaset", "deployment", "endpoint",
             "endpointslice", "clusterrole-aggregation", "root-ca-cert-publisher", "serviceaccount-token", "replicationcontroller",
-            "resourcequota", "daemonset", "disruption", "node-lifecycle-controller", "taint-eviction-controller", "statefulset", "job", "cronjob", "ttl-after-finished"} <= everything
+            "resourcequota", "daemonset", "disruption", "node-lifecycle-controller", "taint-eviction-controller", "statefulset", "job", "cronjob", "ttl-after-finished", "horizontalpodautoscaling"} <= everything
     assert chosen["*,-deployment,-simulated-nodes"] == everything - {"deployment", "simulated-nodes"}
     assert chosen["replicaset,namespace"] == {"replicaset", "namespace"}
     assert chosen["-replicaset,replicaset,*"] == everything - {"replicaset"}  # the first mention decides

@@ -159,7 +159,8 @@ async def test_the_asyncio_api(kubeconfig: str, namespace: str) -> None:
     await cm.patch({"data": {"a": "2"}})
     await cm.refresh()
     assert cm.raw["data"] == {"a": "2"}
-    assert [r["name"] for r in await api.api_resources() if r["name"] in ("pods", "deployments")] == ["pods", "deployments"]
+    listed = [(r["version"], r["name"]) for r in await api.api_resources() if r["name"] in ("pods", "deployments")]
+    assert listed == [("v1", "pods"), ("apps/v1", "deployments"), ("metrics.k8s.io/v1beta1", "pods")]
     await cm.delete()
     await pod.delete(force=True)
     assert not await pod.exists()

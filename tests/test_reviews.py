@@ -303,7 +303,9 @@ async def test_validation_is_kubernetes(gated: APIServer) -> None:
     assert (status, body["message"]) == (400, "the namespace of the provided object does not match the namespace sent on the request")
 
 
-def test_a_resource_without_storage_serves_create_only(tmp_path: Path) -> None:
+def test_a_resource_without_storage_serves_create_get_and_list_only(tmp_path: Path) -> None:
+    """Reads of objects made on request (metrics.k8s.io's) are answered; what answers stored
+    objects (updates, deletes, watches) is not."""
     from kplane.core.registry.admission import AdmissionChain
     from kplane.core.registry.registry import Registry
     from kplane.core.runtime.scheme import Scheme
@@ -312,6 +314,11 @@ def test_a_resource_without_storage_serves_create_only(tmp_path: Path) -> None:
         async def get(self, ctx, name):
             return None
 
+    class Writes(Served):
+        async def update(self, ctx, name, updater, *, force_allow_create=False):
+            return None, False
+
     registry = Registry(Scheme(), None, AdmissionChain())  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"reviews: verbs \['get'\] cannot be served by a resource without storage"):
-        registry.add_rest("example.com", "reviews", Reads())
+    registry.add_rest("example.com", "reads", Reads())
+    with pytest.raises(ValueError, match=r"writes: verbs \['update'\] cannot be served by a resource without storage"):
+        registry.add_rest("example.com", "writes", Writes())

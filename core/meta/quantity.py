@@ -122,3 +122,12 @@ def _decimal(magnitude: Fraction) -> tuple[int, int]:
             return scaled.numerator, exponent
     return math.ceil(magnitude / NANO), -9
 
+
+
+def display(value: Any) -> str:
+    """A written quantity as kubectl's columns print it (``Quantity.String()``); one that does not
+    parse, as it is."""
+    try:
+        return str(parse(value))
+    except ValueError:
+        return str(value)

@@ -124,6 +124,8 @@ class Registry:
         which are a :class:`~kplane.core.registry.rest.Creater` only. ``create`` receives the
         internal object the HTTP layer decoded from the body (managedFields recorded, as for any
         create) and returns the internal object to answer with, encoded in the request's version.
+        A ``Getter`` and ``Lister`` of objects made on request (metrics.k8s.io's) answer internal
+        objects too (``list``: a ``ListPage`` of them), encoded by the HTTP layer, Tables included.
         The router, discovery (verbs ``["create"]``) and OpenAPI serve exactly its capabilities.
         Registering it again replaces it; ValueError when ``served`` is unfit
         (:func:`~kplane.core.registry.rest.problems` with ``resource=True``)."""

@@ -201,9 +201,10 @@ NAMED_VERBS: frozenset[str] = frozenset({"create", "delete", "get", "patch", "up
 #: Those an object of a kind of its own (:attr:`Served.own_kind`) can: the HTTP layer handles
 #: wire objects only for these.
 OWN_KIND_VERBS: frozenset[str] = frozenset({"create", "get", "patch", "update"})
-#: Those a resource served without storage (``registry.add_rest``) can: the other verbs answer
-#: what storage holds (StoredObjects, pages of them, watch events).
-UNSTORED_VERBS: frozenset[str] = frozenset({"create"})
+#: Those a resource served without storage (``registry.add_rest``) can: create (the reviews), and
+#: get and list of objects made on request (metrics.k8s.io), answered as internal objects (a list
+#: as a ``ListPage`` of them); the other verbs answer what storage holds (StoredObjects, watch events).
+UNSTORED_VERBS: frozenset[str] = frozenset({"create", "get", "list"})
 
 #: The verb each HTTP method a Connecter takes stands for in discovery and authorization
 #: (kube-apiserver's ``toDiscoveryKubeVerb``); HEAD and OPTIONS are served but stand for none.

@@ -43,6 +43,9 @@ GENERATE_NAME_ATTEMPTS = 8
 
 @dataclass(slots=True)
 class ListPage:
+    """One page of a LIST: its objects (a resource served without storage answers internal
+    ones), the resourceVersion it was read at, and the token of the next page."""
+
     items: list[StoredObject]
     resource_version: str
     continue_: str = ""

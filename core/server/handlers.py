@@ -33,7 +33,7 @@ from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
 from kplane.core.registry import rest
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
-from kplane.core.registry.store import WatchEvent
+from kplane.core.registry.store import ListPage, WatchEvent
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import protobuf
@@ -129,6 +129,8 @@ class ResourceEndpoints:
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Getter) -> web.Response:
         view = self._view(request, info, rt)
         stored = await store.get(_context(request, info), info.name)
+        if view is not None and not isinstance(stored, StoredObject):  # made on request, never stored
+            stored = StoredObject(None, 0, rt.encode(stored, rt.storage_version))
         if view is not None:
             if view.objects:
                 stored, = await _ready(rt, [stored], info.version)
@@ -140,6 +142,8 @@ class ResourceEndpoints:
         opts = params.list_options(request.query)
         async with self.lists.turn():
             page = await store.list(_context(request, info), opts)
+        if page.items and not isinstance(page.items[0], StoredObject):
+            return await self._send_unstored(request, info, rt, view, page)
         found = page.items
         converted = rt.converts_async(info.version) and (view is None or view.objects)
         if converted:  # the page at once: one conversion request, as kube-apiserver converts a list
@@ -153,6 +157,20 @@ class ResourceEndpoints:
         item_json = _json_in(rt, info.version, converted)
         return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), items,
                                      lambda packed: item_json(StoredObject.unpack(packed)))
+
+    async def _send_unstored(self, request: web.Request, info: RequestInfo, rt: ResourceType, view: View | None,
+                             page: ListPage) -> web.StreamResponse:
+        """A page of internal objects made on request by a resource served without storage
+        (``registry.add_rest``), each encoded here: in the storage version for a view, which
+        converts what it shows, else in the version asked for."""
+        rv, token = page.resource_version, page.continue_
+        if view is not None:
+            wires = [rt.encode(obj, rt.storage_version) for obj in page.items]
+            item = view.item
+            return await self.lists.send(request, 200, view.envelope(rv, token), wires,
+                                         lambda wire: orjson.dumps(item(StoredObject(None, 0, wire))), view.content_type)
+        wires = [rt.encode(obj, info.version) for obj in page.items]
+        return await self.lists.send(request, 200, _list_envelope(rt, info.version, rv, token), wires, orjson.dumps)
 
     def _view(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> View | None:
         """How the client asked to see the objects when not as themselves: a Table (``kubectl

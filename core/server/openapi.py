@@ -328,6 +328,7 @@ _QUERY = {
 }
 _LIST = ("allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion",
          "resourceVersionMatch", "timeoutSeconds", "watch")
+_WATCH_ONLY = ("allowWatchBookmarks", "timeoutSeconds", "watch")
 _WRITE = ("dryRun", "fieldManager", "fieldValidation")
 _DELETE = ("dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy")
 _DELETE_COLLECTION = ("continue", "dryRun", "fieldSelector", "gracePeriodSeconds", "labelSelector", "limit",
@@ -501,7 +502,7 @@ class _Builder:
             if sub:
                 found[f"{collection}/{{name}}/{sub}"] = ops.item(sub, endpoint)
         if rt.namespaced and "list" in own.verbs:
-            found[f"{root}/{rt.plural}"] = ops.all_namespaces()
+            found[f"{root}/{rt.plural}"] = ops.all_namespaces(own)
         return {path: item for path, item in found.items() if set(item) - {"parameters"}}
 
 
@@ -536,15 +537,21 @@ class _Operations:
         operation["x-kubernetes-group-version-kind"] = _mark(kind)
         return operation
 
-    def _list(self, named: str, description: str) -> dict[str, Any]:
+    def _list(self, named: str, what: str, watch: bool) -> dict[str, Any]:
+        """The list operation; its watch parameters and stream only for a resource that is watched
+        (metrics.k8s.io's are listed, never watched)."""
+        if not watch:
+            params = tuple(name for name in _LIST if name not in _WATCH_ONLY)
+            content = _content(self.many, negotiation.JSON, negotiation.YAML)
+            return self._op("list", "list", named, f"List {what}.", params, {"200": {"description": "OK", "content": content}})
         content = _content(self.many, negotiation.JSON, negotiation.YAML, WATCH_STREAM)
-        return self._op("list", "list", named, description, _LIST, {"200": {"description": "OK", "content": content}})
+        return self._op("list", "list", named, f"List or watch {what}.", _LIST, {"200": {"description": "OK", "content": content}})
 
     def collection(self, endpoint: Endpoint) -> dict[str, Any]:
         kind, scoped = self.rt.kind, self.scope + self.rt.kind
         path: dict[str, Any] = {"parameters": self.namespace} if self.rt.namespaced else {}
         if "list" in endpoint.verbs:
-            path["get"] = self._list(scoped, f"List or watch {kind} objects.")
+            path["get"] = self._list(scoped, f"{kind} objects", "watch" in endpoint.verbs)
         if "create" in endpoint.verbs:
             path["post"] = self._op("post", "create", scoped, f"Create a {kind}.", _WRITE,
                                     _responses(("201", "Created", self.one)), {"required": True, "content": _content(self.one)})
@@ -588,9 +595,9 @@ class _Operations:
                                             (), {"200": {"description": "OK", "content": {"*/*": {"schema": _STRING}}}}, gvk=gvk)
         return path
 
-    def all_namespaces(self) -> dict[str, Any]:
+    def all_namespaces(self, endpoint: Endpoint) -> dict[str, Any]:
         kind = self.rt.kind
-        return {"get": self._list(f"{kind}ForAllNamespaces", f"List or watch {kind} objects in every namespace.")}
+        return {"get": self._list(f"{kind}ForAllNamespaces", f"{kind} objects in every namespace", "watch" in endpoint.verbs)}
 
 
 def build_document(scheme: Scheme, gv: GroupVersion, endpoints: Endpoints) -> dict[str, Any]:

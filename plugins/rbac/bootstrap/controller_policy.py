@@ -77,6 +77,14 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["list", "watch", "create", "delete", "patch"], [LEGACY], ["pods"]),
         EVENTS,
     ],
+    "horizontal-pod-autoscaler": [
+        rule(["get", "list", "watch"], ["autoscaling"], ["horizontalpodautoscalers"]),
+        rule(["update"], ["autoscaling"], ["horizontalpodautoscalers/status"]),
+        rule(["get", "update", "patch"], ["*"], ["*/scale"]),
+        rule(["list", "watch"], [LEGACY], ["pods"]),
+        rule(["list"], ["metrics.k8s.io"], ["pods"]),
+        EVENTS,
+    ],
     "namespace-controller": [
         rule(["get", "list", "watch", "delete"], [LEGACY], ["namespaces"]),
         rule(["update"], [LEGACY], ["namespaces/finalize", "namespaces/status"]),
