@@ -16,6 +16,7 @@ from kplane.api import (
 from kplane.plugins.core import admission, kubernetes_service, pod_admission, services, strategy, tokens, types, volumes
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
+from kplane.plugins.core.portforward.serving import PortForwardREST
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -84,6 +85,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStrategy())
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
+    registry.add_subresource(GROUP, "pods", "portforward", PortForwardREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
