@@ -429,7 +429,7 @@ async def test_broken_plugins_take_their_subresources_with_them(tmp_path: Path) 
         assert described["half"]["status"] == "skipped"
         assert described["half"]["problem"].startswith("plugin 'half' failed in kplane_register_strategies: RuntimeError: half done")
         assert server.registry is not None
-        assert server.registry.subresources("", "pods") == ["binding", "status"]
+        assert server.registry.subresources("", "pods") == ["binding", "portforward", "status"]
         # only resources without storage, and core's own serviceaccounts/token: no broken plugin's
         assert {key for key in server.registry._subresources if key[2]} == {("", "serviceaccounts", "token")}
         async with aiohttp.ClientSession(base_url=server.url) as session:

@@ -17,6 +17,7 @@ from kplane.plugins.core import admission, kubernetes_service, pod_admission, se
 from kplane.plugins.core.controllers.namespace import NamespaceController
 from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.portforward.serving import PortForwardREST
+from kplane.plugins.core.proxy import NodeProxyREST, PodProxyREST, ServiceProxyREST
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -86,6 +87,7 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
     registry.add_subresource(GROUP, "pods", "portforward", PortForwardREST(registry))
+    registry.add_subresource(GROUP, "pods", "proxy", PodProxyREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
@@ -94,8 +96,10 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_subresource(GROUP, "serviceaccounts", "token", tokenrequest.TokenREST(registry, made.keys, made.settings))
     registry.add_strategy(GROUP, "nodes", strategy.NodeStrategy())
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
+    registry.add_subresource(GROUP, "nodes", "proxy", NodeProxyREST(registry))
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
     registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
+    registry.add_subresource(GROUP, "services", "proxy", ServiceProxyREST(registry))
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
 
