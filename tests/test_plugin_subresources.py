@@ -429,9 +429,11 @@ async def test_broken_plugins_take_their_subresources_with_them(tmp_path: Path) 
         assert described["half"]["status"] == "skipped"
         assert described["half"]["problem"].startswith("plugin 'half' failed in kplane_register_strategies: RuntimeError: half done")
         assert server.registry is not None
-        assert server.registry.subresources("", "pods") == ["binding", "portforward", "status"]
-        # only resources without storage, and core's own serviceaccounts/token: no broken plugin's
-        assert {key for key in server.registry._subresources if key[2]} == {("", "serviceaccounts", "token")}
+        assert server.registry.subresources("", "pods") == ["binding", "portforward", "proxy", "status"]
+        # only resources without storage, and core's own (serviceaccounts/token, the streaming ones): no broken plugin's
+        assert {key for key in server.registry._subresources if key[2]} == {("", "serviceaccounts", "token"),
+                                                                            ("", "pods", "portforward"), ("", "pods", "proxy"),
+                                                                            ("", "services", "proxy"), ("", "nodes", "proxy")}
         async with aiohttp.ClientSession(base_url=server.url) as session:
             api = Client(session)
             assert (await api.get("/api/v1/namespaces/default/pods/p/log")).status == 404
