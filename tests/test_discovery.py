@@ -71,6 +71,10 @@ async def test_aggregated_entries_have_response_kinds_and_verbs_and_no_hash(api)
     assert pods["verbs"] == ALL
     assert pods["subresources"] == [
         {"subresource": "binding", "responseKind": {"group": "", "version": "v1", "kind": "Binding"}, "verbs": ["create"]},
+        {"subresource": "portforward", "responseKind": {"group": "", "version": "v1", "kind": "PodPortForwardOptions"},
+         "verbs": ["create", "get"]},
+        {"subresource": "proxy", "responseKind": {"group": "", "version": "v1", "kind": "PodProxyOptions"},
+         "verbs": ["create", "delete", "get", "patch", "update"]},
         {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
     ]
     groups = (await api.get("/apis", headers={"Accept": AGGREGATED})).body["items"]

@@ -17,7 +17,7 @@ import random
 from typing import Any, cast
 
 from kplane.api import (
-    Exchange, Getter, LabelSelector, ListOptions, Registry, RequestContext, Served, errors,
+    Exchange, Getter, GroupVersionKind, LabelSelector, ListOptions, Registry, RequestContext, Served, errors,
     label_selector_from_internal,
 )
 from kplane.plugins.core.containers.endpoint import Answer, http_answer
@@ -92,6 +92,8 @@ def pod_answer(pod: Obj, port: str, exchange: Exchange) -> Answer:
 
 
 class PodProxyREST(_Proxy):
+    kind = GroupVersionKind("", "v1", "PodProxyOptions")  # kube's connect options, as discovery names them
+
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
         try:
             scheme, pod_name, port = split_scheme_name_port(name)
@@ -111,6 +113,8 @@ class PodProxyREST(_Proxy):
 
 
 class ServiceProxyREST(_Proxy):
+    kind = GroupVersionKind("", "v1", "ServiceProxyOptions")
+
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
         try:
             _, service_name, port = split_scheme_name_port(name)
@@ -164,6 +168,8 @@ def container_port(pod: Obj, target: int | str | None) -> int | None:
 
 class NodeProxyREST(_Proxy):
     """The simulated kubelet's HTTP server: ``/healthz``, ``/configz``, else Go's 404."""
+
+    kind = GroupVersionKind("", "v1", "NodeProxyOptions")
 
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from kplane.api import Exchange, Getter, Registry, RequestContext, Served, WebSocket, errors
+from kplane.api import Exchange, Getter, GroupVersionKind, Registry, RequestContext, Served, WebSocket, errors
 from kplane.plugins.core.containers.endpoint import Connection
 from kplane.plugins.core.portforward import channels
 from kplane.plugins.core.portforward.forward import open_port, parse_port
@@ -26,6 +26,7 @@ SPDY_TUNNEL = "SPDY/3.1+portforward.k8s.io"
 
 class PortForwardREST(Served):
     connect_methods = frozenset({"GET", "POST"})
+    kind = GroupVersionKind("", "v1", "PodPortForwardOptions")  # kube's connect options, as discovery names them
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
