@@ -181,7 +181,7 @@ class NodeProxyREST(_Proxy):
         host = next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), node_name)
         if port and port != str(KUBELET_PORT):
             raise unreachable(host, port, "connect: connection refused")
-        await self.answer(exchange, kubelet_answer(node, exchange.path))
+        await self.answer(exchange, self.redirected(exchange) or kubelet_answer(node, exchange.path))
 
 
 def kubelet_answer(node: Obj, path: str) -> Answer:
