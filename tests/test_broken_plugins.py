@@ -543,7 +543,7 @@ def test_skip_broken_plugins_reports_each_in_debug_plugins(skipping: Running) ->
     assert group["name"] == "" and group["preferredVersion"] == "v1"
     pods = next(r for r in group["versions"][0]["resources"] if r["resource"] == "pods")
     assert pods == {"kind": "Pod", "resource": "pods", "scope": "Namespaced", "storageVersion": "v1",
-                    "subresources": ["attach", "binding", "eviction", "exec", "log", "status"], "shortNames": ["po"]}
+                    "subresources": ["attach", "binding", "eviction", "exec", "log", "portforward", "proxy", "status"], "shortNames": ["po"]}
 
 
 def test_skip_broken_plugins_logs_each_and_serves_the_rest(skipping: Running) -> None:
@@ -613,7 +613,7 @@ def test_kplane_plugins_marks_skipped_plugins(installed: Installed) -> None:
     for name in set(PROBLEMS) - ONLY_SERVE:
         assert f"{name}  (" in text and f"  problem: {PROBLEMS[name]}\n" in text
     assert "bad_post_start  (broken_plugins.bad_post_start, kplane-broken 0.3.0)\n" in text  # loaded: no post-start here
-    assert "Pod (pods.core): v1; stored as v1; namespaced, subresources: attach, binding, eviction, exec, log, status" in text
+    assert "Pod (pods.core): v1; stored as v1; namespaced, subresources: attach, binding, eviction, exec, log, portforward, proxy, status" in text
 
 
 def test_kplane_plugins_json_is_debug_plugins(installed: Installed, skipping: Running) -> None:

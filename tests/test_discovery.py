@@ -75,6 +75,10 @@ async def test_aggregated_entries_have_response_kinds_and_verbs_and_no_hash(api)
         {"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}, "verbs": ["create"]},
         {"subresource": "exec", "responseKind": {"group": "", "version": "v1", "kind": "PodExecOptions"}, "verbs": ["create", "get"]},
         {"subresource": "log", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get"]},
+        {"subresource": "portforward", "responseKind": {"group": "", "version": "v1", "kind": "PodPortForwardOptions"},
+         "verbs": ["create", "get"]},
+        {"subresource": "proxy", "responseKind": {"group": "", "version": "v1", "kind": "PodProxyOptions"},
+         "verbs": ["create", "delete", "get", "patch", "update"]},
         {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
     ]
     groups = (await api.get("/apis", headers={"Accept": AGGREGATED})).body["items"]

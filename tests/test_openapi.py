@@ -153,13 +153,12 @@ async def test_kinds_and_operations_carry_what_kubectl_looks_for(api: Client) ->
 def _openapi_verbs(doc: dict[str, Any], collection: str, sub: str) -> tuple[set[str], dict[str, dict[str, Any]]]:
     """The Kubernetes verbs a resource's (or subresource's) OpenAPI paths offer, and its operations
     by verb; a list operation with a watch parameter serves watch too."""
-    methods = {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
-    methods["post"] = "create"  # a connecter's POST (pods/exec)
+    methods = {"get": "get", "put": "update", "patch": "patch", "delete": "delete", "post": "create"}  # post: a connect
     paths = [f"{collection}/{{name}}/{sub}"] if sub else [collection, f"{collection}/{{name}}"]
     found: dict[str, dict[str, Any]] = {}
     for path in paths:
         for method, op in (doc["paths"].get(path) or {}).items():
-            if method == "parameters":
+            if method in ("parameters", "head", "options"):  # the last two: a proxy's, standing for no verb
                 continue
             action = op["x-kubernetes-action"]
             verb = {"list": "list", "deletecollection": "deletecollection", "post": "create"}.get(action) or methods[method]

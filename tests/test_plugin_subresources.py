@@ -429,10 +429,11 @@ async def test_broken_plugins_take_their_subresources_with_them(tmp_path: Path) 
         assert described["half"]["status"] == "skipped"
         assert described["half"]["problem"].startswith("plugin 'half' failed in kplane_register_strategies: RuntimeError: half done")
         assert server.registry is not None
-        assert server.registry.subresources("", "pods") == ["attach", "binding", "eviction", "exec", "log", "status"]
-        # only resources without storage, and core's own (pods' streams and eviction, serviceaccounts/token): no broken plugin's
+        assert server.registry.subresources("", "pods") == ["attach", "binding", "eviction", "exec", "log", "portforward", "proxy", "status"]
+        # only resources without storage, and core's own (pods' streams, proxies and eviction, serviceaccounts/token): no broken plugin's
         assert {key for key in server.registry._subresources if key[2]} == {
-            ("", "serviceaccounts", "token"), ("", "pods", "eviction"), ("", "pods", "log"), ("", "pods", "exec"), ("", "pods", "attach")}
+            ("", "serviceaccounts", "token"), ("", "pods", "eviction"), ("", "pods", "log"), ("", "pods", "exec"), ("", "pods", "attach"),
+            ("", "pods", "portforward"), ("", "pods", "proxy"), ("", "services", "proxy"), ("", "nodes", "proxy")}
         assert type(server.registry.rest("", "pods", "log")).__module__ == "kplane.plugins.core.containers.logs"
         async with aiohttp.ClientSession(base_url=server.url) as session:
             api = Client(session)

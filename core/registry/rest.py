@@ -108,6 +108,12 @@ class Exchange(Protocol):
 
     #: The request's HTTP method, one of the connecter's ``connect_methods``.
     method: str
+    #: What the URL names after the subresource, for a connecter taking a subpath
+    #: (:attr:`Served.connect_subpath`): ``/a/b`` of ``.../proxy/a/b``, ``/`` of ``.../proxy/``,
+    #: "" of ``.../proxy``, as kube-apiserver's ``getRequestOptions`` makes it.
+    path: str
+    #: The request's query string as sent (percent-encoded, without ``?``), for a proxy to pass on.
+    query_string: str
 
     def query(self, name: str) -> list[str]:
         """Every value of the query parameter ``name``, in order; empty when it is not given."""
@@ -117,10 +123,12 @@ class Exchange(Protocol):
         """The request's whole body (empty for none), on every call; 413 past the server's body limit."""
         ...
 
-    async def start(self, content_type: str = "text/plain", status: int = 200) -> None:
+    async def start(self, content_type: str = "text/plain", status: int = 200,
+                    headers: dict[str, str] | None = None) -> None:
         """Send the answer's status and headers (the first :meth:`write` does it with these
-        defaults). Until then an APIError raised by ``connect`` is answered as a Status.
-        ValueError (a 500) for a status outside 100-599 or a content type with control characters."""
+        defaults), with ``headers`` besides (a proxied answer's, a redirect's ``Location``). Until
+        then an APIError raised by ``connect`` is answered as a Status. ValueError (a 500) for a
+        status outside 100-599 or a content type or header with control characters."""
         ...
 
     async def write(self, chunk: bytes) -> None:
@@ -234,6 +242,9 @@ class Served:
     returns_deleted: bool = False
     #: The HTTP methods a :class:`Connecter` takes, some of :data:`CONNECT_VERBS` (``ConnectMethods``).
     connect_methods: frozenset[str] = frozenset()
+    #: Its Connecter also serves the URLs below it (``pods/x/proxy/a/b``, kube's
+    #: ``NewConnectOptions`` subpath), the rest of the path reaching it as :attr:`Exchange.path`.
+    connect_subpath: bool = False
 
 
 @functools.cache

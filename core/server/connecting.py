@@ -29,14 +29,18 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE = 1 << 20
 #: What a header value may not hold (as HTTP/1.1's field-value: no CR, LF or other controls).
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: What a header name may be (HTTP/1.1's token).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class HTTPExchange:
     """An :class:`~kplane.core.registry.rest.Exchange` over one aiohttp request."""
 
-    def __init__(self, request: web.Request) -> None:
+    def __init__(self, request: web.Request, path: str = "") -> None:
         self.request = request
         self.method = request.method
+        self.path = path
+        self.query_string = request.rel_url.raw_query_string
         self.response: web.StreamResponse | None = None  # set once its status line is sent
         self._body: bytes | None = None
 
@@ -48,14 +52,18 @@ class HTTPExchange:
             self._body = await negotiation.read_body(self.request)
         return self._body
 
-    async def start(self, content_type: str = "text/plain", status: int = 200) -> None:
+    async def start(self, content_type: str = "text/plain", status: int = 200,
+                    headers: dict[str, str] | None = None) -> None:
         if self.response is not None:
             raise RuntimeError("the answer has started already")
         if not 100 <= status <= 599:
             raise ValueError(f"the status {status} is not an HTTP status")
         if _CONTROL.search(content_type):
             raise ValueError(f"the content type {content_type!r} has control characters")
+        if any(_CONTROL.search(f"{name}{value}") or not _TOKEN.fullmatch(name) for name, value in (headers or {}).items()):
+            raise ValueError("a header of the answer is malformed or has control characters")
         response = web.StreamResponse(status=status, headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
+        response.headers.update(headers or {})
         response.enable_chunked_encoding()
         await response.prepare(self.request)
         self.response = response  # only now: a failed prepare is still answered as a Status
@@ -126,9 +134,10 @@ class AioWebSocket:
         await self.ws.close(code=code, message=reason.encode()[:123])
 
 
-async def connect(request: web.Request, ctx: RequestContext, served: Connecter) -> web.StreamResponse:
-    """Hand the request to ``served`` and send what it streams back, until it returns."""
-    exchange = HTTPExchange(request)
+async def connect(request: web.Request, ctx: RequestContext, served: Connecter, path: str = "") -> web.StreamResponse:
+    """Hand the request to ``served`` (with ``path``, what the URL names below the subresource)
+    and send what it streams back, until it returns."""
+    exchange = HTTPExchange(request, path)
     try:
         await served.connect(ctx, ctx.name, exchange)
     except ConnectionResetError:

@@ -98,7 +98,7 @@ class ResourceEndpoints:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         info = requestinfo.of(request)
-        if info is None or info.trailing:
+        if info is None:
             raise _not_found()
         rt = self.scheme.resource(info.group, info.version, info.resource)
         if rt is None or (info.namespaced_path and not rt.namespaced):
@@ -106,6 +106,8 @@ class ResourceEndpoints:
         served = self.registry.rest(info.group, info.resource, info.subresource, info.version)
         if served is None or (info.subresource and not info.name):
             raise _not_found()
+        if info.trailing and not (getattr(served, "connect_subpath", False) and request.method in rest.connect_methods(served)):
+            raise _not_found()  # only a connecter taking a subpath serves the URLs below it
         strategy = self.registry.strategy(info.group, info.resource, version=info.version)
         if strategy is not None and strategy.version_warnings:
             request[_VERSION_WARNINGS] = strategy.version_warnings
@@ -114,7 +116,7 @@ class ResourceEndpoints:
             if rt.namespaced and not info.namespace:
                 raise _not_found()
             connecter = cast(rest.Connecter, served)  # it has connect methods: it is one
-            return await self._streaming(connecting.connect(request, _context(request, info), connecter))
+            return await self._streaming(connecting.connect(request, _context(request, info), connecter, info.subpath))
         verb = _VERBS.get((method, bool(info.name)))
         if info.subresource and method == "POST":
             verb = "create"  # a POST to a named subresource, as pods/binding takes

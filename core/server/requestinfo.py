@@ -30,6 +30,9 @@ class RequestInfo:
     # Set when segments follow the subresource: still about that resource for authorization, as
     # kube's RequestInfoFactory parses it, but nothing kplane serves.
     trailing: bool = False
+    # What follows the subresource, for a connecter taking a subpath (``proxy``): "/a/b", "/"
+    # when the path ends in a slash, "" when nothing follows (kube's ``getRequestOptions``).
+    subpath: str = ""
 
 
 def parse_resource_path(path: str) -> RequestInfo | None:
@@ -53,6 +56,10 @@ def parse_resource_path(path: str) -> RequestInfo | None:
     if len(rest) > 2:
         info.subresource = rest[2]
     info.trailing = len(rest) > 3
+    if info.subresource:
+        info.subpath = "/" + "/".join(rest[3:]) if info.trailing else ""
+        if path.endswith("/") and not info.subpath.endswith("/"):
+            info.subpath += "/"
     return info
 
 

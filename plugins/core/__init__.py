@@ -27,6 +27,8 @@ from kplane.plugins.core.controllers.nodes import SimulatedNodes
 from kplane.plugins.core.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
 from kplane.plugins.core.controllers.nodelifecycle import settings as nodelifecycle_settings
 from kplane.plugins.core.controllers.nodes import settings as node_flags
+from kplane.plugins.core.portforward.serving import PortForwardREST
+from kplane.plugins.core.proxy import NodeProxyREST, PodProxyREST, ServiceProxyREST
 from kplane.plugins.core.rootca import RootCAPublisher
 from kplane.plugins.core.serviceaccounts import ServiceAccountsController
 from kplane.plugins.core.tokens import authenticator, settings, tokenrequest
@@ -127,6 +129,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_subresource(GROUP, "pods", "log", container_logs.PodLogREST(registry))
     registry.add_subresource(GROUP, "pods", "exec", container_exec.PodExecREST(registry))
     registry.add_subresource(GROUP, "pods", "attach", container_exec.PodAttachREST(registry))
+    registry.add_subresource(GROUP, "pods", "portforward", PortForwardREST(registry))
+    registry.add_subresource(GROUP, "pods", "proxy", PodProxyREST(registry))
     registry.add_strategy(GROUP, "events", strategy.EventStrategy())
     registry.add_strategy(GROUP, "configmaps", strategy.ConfigMapStrategy())
     registry.add_strategy(GROUP, "secrets", strategy.SecretStrategy())
@@ -135,9 +139,11 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_subresource(GROUP, "serviceaccounts", "token", tokenrequest.TokenREST(registry, made.keys, made.settings))
     registry.add_strategy(GROUP, "nodes", strategy.NodeStrategy())
     registry.add_strategy(GROUP, "nodes", strategy.NodeStatusStrategy(), subresource="status")
+    registry.add_subresource(GROUP, "nodes", "proxy", NodeProxyREST(registry))
     registry.add_strategy(GROUP, "services", services.ServiceStrategy())
     registry.add_strategy(GROUP, "services", services.ServiceStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "endpoints", endpoints.EndpointsStrategy())
+    registry.add_subresource(GROUP, "services", "proxy", ServiceProxyREST(registry))
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStrategy())
     registry.add_strategy(GROUP, "persistentvolumeclaims", volumes.PersistentVolumeClaimStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "persistentvolumes", volumes.PersistentVolumeStrategy())
