@@ -9,6 +9,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -49,7 +50,8 @@ def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.cor
     through ``data/kubeconfig``. ``python`` runs it (another environment's, to serve plugins installed there)."""
     port = free_port()
     plain = [] if secure else ["--http"]
-    process = subprocess.Popen([str(python), *program, "--port", str(port), "--data-dir", str(data), *plain, *args],
+    quiet = ["--no-system-pods"] if program[-1] == "serve" else []  # no CoreDNS or kube-proxy to run beside the measured work
+    process = subprocess.Popen([str(python), *program, "--port", str(port), "--data-dir", str(data), *plain, *quiet, *args],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:
@@ -151,3 +153,43 @@ def print_comparison(title: str, labels: tuple[str, str], first: dict[str, float
     print(f"{'measure':<{width}}{labels[0]:>14}{labels[1]:>14}{ratio:>{max(len(ratio), 10) + 2}}")
     for key, value in first.items():
         print(f"{key:<{width}}{value:>14.1f}{second[key]:>14.1f}{value / second[key]:>{max(len(ratio), 10) + 2}.2f}")
+
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def unscheduled_pod(name: str, image: str = "nginx:1.25", **spec: Any) -> dict[str, Any]:
+    """A Pod no scheduler takes: what the API-only baselines create."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": image}], **spec}}
+
+
+async def api_only(count: int, **pod_spec: Any) -> float:
+    """The controllers benchmarks' baseline: seconds for 16 clients to create ``count`` Pods on a
+    fresh server without controllers (what the objects cost without anyone reconciling them)."""
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
+        began = time.monotonic()
+        await post_all(url, PODS, [unscheduled_pod(f"p{i:04d}", **pod_spec) for i in range(count)])
+        return time.monotonic() - began
+
+
+@contextlib.contextmanager
+def controller_manager(data: Path, nodes: int) -> Iterator[subprocess.Popen[bytes]]:
+    """A ``kplane controller-manager`` process for the server whose kubeconfig is in ``data``,
+    with ``nodes`` simulated nodes, so that its CPU seconds are measured apart from the server's."""
+    process = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", str(data / "kubeconfig"),
+                                "--no-leader-elect", "--simulated-nodes", str(nodes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def print_figures(rows: list[tuple[str, float]], ratio: str) -> None:
+    """A table of seconds, the first row the baseline, then ``ratio``: the second row over the first."""
+    width = max(len(label) for label, _ in rows) + 4
+    print(f"{'measure':<{width}}{'seconds':>10}")
+    for label, seconds in rows:
+        print(f"{label:<{width}}{seconds:>10.2f}")
+    print(f"{ratio} / API-only ratio: {rows[1][1] / rows[0][1]:.2f}")

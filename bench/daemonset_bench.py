@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,15 +20,9 @@ from typing import Any
 
 import aiohttp
 
-from common import cpu_seconds, kplane, post_all
+from common import api_only, controller_manager, cpu_seconds, kplane, post_all, print_figures
 
-PODS = "/api/v1/namespaces/default/pods"
 DSS = "/apis/apps/v1/namespaces/default/daemonsets"
-
-
-def pod(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
-            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "fluentd:v1"}]}}
 
 
 def daemon_set() -> dict[str, Any]:
@@ -51,30 +43,24 @@ async def until(check: Any, every: float = 0.1) -> None:
 
 
 async def daemon(nodes: int) -> tuple[float, float, float]:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", "--no-system-pods") as (_, url):
-        manager = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
-                                    "--no-leader-elect", "--simulated-nodes", str(nodes)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            async with aiohttp.ClientSession(base_url=url) as session:
-                await until(lambda: _nodes_registered(session, nodes))
-                await asyncio.sleep(0.5)  # the informers list them
-                cpu_before = cpu_seconds(manager.pid)
-                began = time.monotonic()
-                await post_all(url, DSS, [daemon_set()], concurrency=1)
-                await until(lambda: _rolled_out(session, nodes, 1))
-                created = time.monotonic() - began
-                began = time.monotonic()
-                async with session.patch(f"{DSS}/agent", json={"spec": {"template": {"spec": {"containers": [
-                        {"name": "agent", "image": "fluentd:v2"}]}}}},
-                        headers={"Content-Type": "application/strategic-merge-patch+json"}) as reply:
-                    assert reply.status == 200, await reply.text()
-                await until(lambda: _rolled_out(session, nodes, 2))
-                updated = time.monotonic() - began
-            return created, updated, cpu_seconds(manager.pid) - cpu_before
-        finally:
-            manager.terminate()
-            manager.wait()
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url), \
+            controller_manager(Path(tmp), nodes) as manager:
+        async with aiohttp.ClientSession(base_url=url) as session:
+            await until(lambda: _nodes_registered(session, nodes))
+            await asyncio.sleep(0.5)  # the informers list them
+            cpu_before = cpu_seconds(manager.pid)
+            began = time.monotonic()
+            await post_all(url, DSS, [daemon_set()], concurrency=1)
+            await until(lambda: _rolled_out(session, nodes, 1))
+            created = time.monotonic() - began
+            began = time.monotonic()
+            async with session.patch(f"{DSS}/agent", json={"spec": {"template": {"spec": {"containers": [
+                    {"name": "agent", "image": "fluentd:v2"}]}}}},
+                    headers={"Content-Type": "application/strategic-merge-patch+json"}) as reply:
+                assert reply.status == 200, await reply.text()
+            await until(lambda: _rolled_out(session, nodes, 2))
+            updated = time.monotonic() - began
+        return created, updated, cpu_seconds(manager.pid) - cpu_before
 
 
 async def _nodes_registered(session: aiohttp.ClientSession, nodes: int) -> bool:
@@ -87,22 +73,12 @@ async def _rolled_out(session: aiohttp.ClientSession, nodes: int, generation: in
             and status.get("numberAvailable") == nodes and status.get("desiredNumberScheduled") == nodes)
 
 
-async def baseline(count: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers", "--no-system-pods") as (_, url):
-        began = time.monotonic()
-        await post_all(url, PODS, [pod(f"p{i:04d}") for i in range(count)])
-        return time.monotonic() - began
-
-
 async def main(nodes: int) -> None:
-    raw = await baseline(nodes)
+    raw = await api_only(nodes, image="fluentd:v1")
     created, updated, cpu = await daemon(nodes)
-    print(f"{'measure':<52}{'seconds':>10}")
-    print(f"{f'API only: create {nodes} Pods, 16 clients':<52}{raw:>10.2f}")
-    print(f"{f'a DaemonSet on {nodes} nodes to all available':<52}{created:>10.2f}")
-    print(f"{'its rolling update (maxUnavailable 10%) to all updated':<52}{updated:>10.2f}")
-    print(f"{'controller-manager CPU during both':<52}{cpu:>10.2f}")
-    print(f"DaemonSet / API-only ratio: {created / raw:.2f}")
+    print_figures([(f"API only: create {nodes} Pods, 16 clients", raw), (f"a DaemonSet on {nodes} nodes to all available", created),
+                   ("its rolling update (maxUnavailable 10%) to all updated", updated),
+                   ("controller-manager CPU during both", cpu)], "DaemonSet")
 
 
 if __name__ == "__main__":

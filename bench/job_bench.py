@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,15 +21,9 @@ from typing import Any
 
 import aiohttp
 
-from common import cpu_seconds, kplane, post_all
+from common import api_only, controller_manager, cpu_seconds, kplane, post_all, print_figures
 
-PODS = "/api/v1/namespaces/default/pods"
 JOBS = "/apis/batch/v1/namespaces/default/jobs"
-
-
-def pod(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
-            "spec": {"schedulerName": "nobody", "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
 
 
 def job(name: str, completions: int, parallelism: int) -> dict[str, Any]:
@@ -49,38 +41,23 @@ async def complete_jobs(url: str) -> int:
 
 
 async def run_jobs(jobs: int, completions: int, parallelism: int) -> tuple[float, float, float]:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (server, url):
-        manager = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
-                                    "--no-leader-elect", "--simulated-nodes", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            await asyncio.sleep(1.0)  # let it list and register its nodes
-            cpu_before, server_before = cpu_seconds(manager.pid), cpu_seconds(server.pid)
-            began = time.monotonic()
-            await post_all(url, JOBS, [job(f"j{i:03d}", completions, parallelism) for i in range(jobs)])
-            while await complete_jobs(url) < jobs:
-                await asyncio.sleep(0.25)
-            return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before, cpu_seconds(server.pid) - server_before
-        finally:
-            manager.terminate()
-            manager.wait()
-
-
-async def baseline(count: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (server, url), \
+            controller_manager(Path(tmp), nodes=10) as manager:
+        await asyncio.sleep(1.0)  # let it list and register its nodes
+        cpu_before, server_before = cpu_seconds(manager.pid), cpu_seconds(server.pid)
         began = time.monotonic()
-        await post_all(url, PODS, [pod(f"p{i:04d}") for i in range(count)])
-        return time.monotonic() - began
+        await post_all(url, JOBS, [job(f"j{i:03d}", completions, parallelism) for i in range(jobs)])
+        while await complete_jobs(url) < jobs:
+            await asyncio.sleep(0.25)
+        return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before, cpu_seconds(server.pid) - server_before
 
 
 async def main(jobs: int, completions: int, parallelism: int) -> None:
-    raw = await baseline(jobs * completions)
+    raw = await api_only(jobs * completions, image="busybox", restartPolicy="Never")
     took, cpu, server_cpu = await run_jobs(jobs, completions, parallelism)
-    print(f"{'measure':<46}{'seconds':>10}")
-    print(f"{f'API only: create {jobs * completions} Pods, 16 clients':<46}{raw:>10.1f}")
-    print(f"{f'{jobs} Jobs x {completions} completions to all Complete':<46}{took:>10.1f}")
-    print(f"{'controller-manager CPU meanwhile':<46}{cpu:>10.1f}")
-    print(f"{'API server CPU meanwhile':<46}{server_cpu:>10.1f}")
-    print(f"jobs / API-only ratio: {took / raw:.2f}")
+    print_figures([(f"API only: create {jobs * completions} Pods, 16 clients", raw),
+                   (f"{jobs} Jobs x {completions} completions to all Complete", took),
+                   ("controller-manager CPU meanwhile", cpu), ("API server CPU meanwhile", server_cpu)], "jobs")
 
 
 if __name__ == "__main__":

@@ -13,22 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, cpu_seconds, deployment, kplane, post_all
-
-PODS = "/api/v1/namespaces/default/pods"
-
-
-def pod(name: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "bench"}},
-            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "nginx:1.25"}]}}
+from common import DEPLOYMENTS, PODS, api_only, controller_manager, cpu_seconds, deployment, kplane, post_all, print_figures
 
 
 async def ready_pods(url: str) -> int:
@@ -39,37 +30,23 @@ async def ready_pods(url: str) -> int:
 
 
 async def rollout(deployments: int, replicas: int) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
-        manager = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
-                                    "--no-leader-elect", "--simulated-nodes", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            await asyncio.sleep(1.0)  # let it list and register its nodes
-            cpu_before = cpu_seconds(manager.pid)
-            began = time.monotonic()
-            await post_all(url, DEPLOYMENTS, [deployment(f"d{i:03d}", replicas) for i in range(deployments)])
-            while await ready_pods(url) < deployments * replicas:
-                await asyncio.sleep(0.25)
-            return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before
-        finally:
-            manager.terminate()
-            manager.wait()
-
-
-async def baseline(count: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url), \
+            controller_manager(Path(tmp), nodes=10) as manager:
+        await asyncio.sleep(1.0)  # let it list and register its nodes
+        cpu_before = cpu_seconds(manager.pid)
         began = time.monotonic()
-        await post_all(url, PODS, [pod(f"p{i:04d}") for i in range(count)])
-        return time.monotonic() - began
+        await post_all(url, DEPLOYMENTS, [deployment(f"d{i:03d}", replicas) for i in range(deployments)])
+        while await ready_pods(url) < deployments * replicas:
+            await asyncio.sleep(0.25)
+        return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before
 
 
 async def main(deployments: int, replicas: int) -> None:
-    raw = await baseline(deployments * replicas)
+    raw = await api_only(deployments * replicas)
     took, cpu = await rollout(deployments, replicas)
-    print(f"{'measure':<46}{'seconds':>10}")
-    print(f"{f'API only: create {deployments * replicas} Pods, 16 clients':<46}{raw:>10.1f}")
-    print(f"{f'{deployments} Deployments x {replicas} replicas to all Ready':<46}{took:>10.1f}")
-    print(f"{'controller-manager CPU during the rollout':<46}{cpu:>10.1f}")
-    print(f"rollout / API-only ratio: {took / raw:.2f}")
+    print_figures([(f"API only: create {deployments * replicas} Pods, 16 clients", raw),
+                   (f"{deployments} Deployments x {replicas} replicas to all Ready", took),
+                   ("controller-manager CPU during the rollout", cpu)], "rollout")
 
 
 if __name__ == "__main__":

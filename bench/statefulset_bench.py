@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import cpu_seconds, kplane, post_all
-from rollout_bench import baseline, ready_pods
+from common import api_only, controller_manager, cpu_seconds, kplane, post_all, print_figures
+from rollout_bench import ready_pods
 
 SETS = "/apis/apps/v1/namespaces/default/statefulsets"
 
@@ -33,30 +31,23 @@ def stateful_set(name: str, replicas: int) -> dict:
 
 
 async def ordered(sets: int, replicas: int) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url):
-        manager = subprocess.Popen([sys.executable, "-m", "kplane.core.cli", "controller-manager", "--kubeconfig", f"{tmp}/kubeconfig",
-                                    "--no-leader-elect", "--simulated-nodes", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            await asyncio.sleep(1.0)  # let it list and register its nodes
-            cpu_before = cpu_seconds(manager.pid)
-            began = time.monotonic()
-            await post_all(url, SETS, [stateful_set(f"s{i:02d}", replicas) for i in range(sets)])
-            while await ready_pods(url) < sets * replicas:
-                await asyncio.sleep(0.1)
-            return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before
-        finally:
-            manager.terminate()
-            manager.wait()
+    with tempfile.TemporaryDirectory() as tmp, kplane(Path(tmp), "--no-controllers") as (_, url), \
+            controller_manager(Path(tmp), nodes=10) as manager:
+        await asyncio.sleep(1.0)  # let it list and register its nodes
+        cpu_before = cpu_seconds(manager.pid)
+        began = time.monotonic()
+        await post_all(url, SETS, [stateful_set(f"s{i:02d}", replicas) for i in range(sets)])
+        while await ready_pods(url) < sets * replicas:
+            await asyncio.sleep(0.1)
+        return time.monotonic() - began, cpu_seconds(manager.pid) - cpu_before
 
 
 async def main(sets: int, replicas: int) -> None:
-    raw = await baseline(sets * replicas)
+    raw = await api_only(sets * replicas)
     took, cpu = await ordered(sets, replicas)
-    print(f"{'measure':<46}{'seconds':>10}")
-    print(f"{f'API only: create {sets * replicas} Pods, 16 clients':<46}{raw:>10.1f}")
-    print(f"{f'{sets} StatefulSets x {replicas} ordered replicas Ready':<46}{took:>10.1f}")
-    print(f"{'controller-manager CPU during the rollout':<46}{cpu:>10.1f}")
-    print(f"StatefulSets / API-only ratio: {took / raw:.2f}")
+    print_figures([(f"API only: create {sets * replicas} Pods, 16 clients", raw),
+                   (f"{sets} StatefulSets x {replicas} ordered replicas Ready", took),
+                   ("controller-manager CPU during the rollout", cpu)], "StatefulSets")
 
 
 if __name__ == "__main__":
