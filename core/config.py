@@ -18,6 +18,7 @@ from kplane.core.serving.frontproxy import FrontProxyOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
 from kplane.core.controllers.manager import ALL, ControllerSelection
+from kplane.core.controllers.manager import SIGNING_DURATION
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits
 
@@ -48,6 +49,9 @@ class ServerConfig:
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
+    # The longest validity of a certificate the in-process signers issue (they sign with the CA in
+    # data_dir/pki when the server made it), as kube-controller-manager's --cluster-signing-duration
+    cluster_signing_duration: float = SIGNING_DURATION
     # The Lease the in-process controllers hold while they run (None: run them unconditionally).
     # Several servers on one storage then run one set of controllers between them.
     leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(

@@ -50,6 +50,7 @@ from kplane.core.registry.admission import AdmissionChain, AdmissionRequest, Ope
 from kplane.core.meta.deleteoptions import DeleteOptions, Preconditions
 from kplane.core.registry.options import ListOptions
 from kplane.core.registry.printing import AGE, NAME, Column, age, dig
+from kplane.core.registry.printing import human_duration
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.rest import (
     Connecter, Creater, Exchange, Getter, GracefulDeleter, Patcher, Served, Updater, UpdateFunc, WebSocket,
