@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -26,7 +29,8 @@ EXTENDED_KEY_USAGES = ("any", "server auth", "client auth", "code signing", "ema
                        "microsoft sgc", "netscape sgc")
 ALL_USAGES = frozenset(KEY_USAGES + EXTENDED_KEY_USAGES)
 
-PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n-]*)-----\r?\n(.*?)-----END \1-----", re.DOTALL)
+_BEGIN = re.compile(rb"-----BEGIN ([^\r\n-]*)-----\r?\n")
+_END = re.compile(rb"-----END ([^\r\n-]*)-----")
 NODES_GROUP = "system:nodes"
 NODE_PREFIX = "system:node:"
 
@@ -40,25 +44,51 @@ class RequestError(ValueError):
     """The request is no PKCS#10 request in PEM, or does not fit its signer; the message is Go's."""
 
 
-def first_pem_block(data: bytes) -> tuple[str, bytes] | None:
-    """``pem.Decode``: the type and bytes of the first PEM block, or None."""
-    found = PEM_BLOCK.search(data)
-    if found is None:
-        return None
-    body = b"".join(line for line in found.group(2).splitlines() if b":" not in line)  # headers left out
-    try:
-        return found.group(1).decode("ascii", "replace"), base64.b64decode(body, validate=False)
-    except (binascii.Error, ValueError):
-        return None
+@dataclass(frozen=True, slots=True)
+class PEMBlock:
+    type: str
+    headers: bool  # Go keeps them apart; here only whether there were any
+    der: bytes
+
+
+def pem_blocks(data: bytes) -> Iterator[PEMBlock]:
+    """``pem.Decode`` over and over: each block in turn, a BEGIN line without its END (or with a
+    body that is no base64) skipped. Every marker is found in one pass and each BEGIN's END by
+    bisection, so a hostile body of many unmatched markers takes linear time, not quadratic."""
+    ends: dict[bytes, list[int]] = {}
+    for end in _END.finditer(data):
+        ends.setdefault(end.group(1), []).append(end.start())
+    position = 0
+    for begin in _BEGIN.finditer(data):
+        if begin.start() < position:
+            continue  # inside the block just read
+        kind, after = begin.group(1), begin.end()
+        candidates = ends.get(kind, [])
+        at = bisect.bisect_left(candidates, after)
+        if at == len(candidates):
+            continue
+        body = data[after:candidates[at]]
+        lines = body.splitlines()
+        try:
+            der = base64.b64decode(b"".join(line for line in lines if b":" not in line), validate=False)
+        except (binascii.Error, ValueError):
+            continue
+        position = candidates[at]
+        yield PEMBlock(kind.decode("ascii", "replace"), any(b":" in line for line in lines), der)
+
+
+def first_pem_block(data: bytes) -> PEMBlock | None:
+    """``pem.Decode``: the first PEM block, or None."""
+    return next(pem_blocks(data), None)
 
 
 def parse_csr(pem: bytes) -> x509.CertificateSigningRequest:
     """``ParseCSR``: the first PEM block, which must be a CERTIFICATE REQUEST."""
     block = first_pem_block(pem)
-    if block is None or block[0] != "CERTIFICATE REQUEST":
+    if block is None or block.type != "CERTIFICATE REQUEST":
         raise RequestError("PEM block type must be CERTIFICATE REQUEST")
     try:
-        return x509.load_der_x509_csr(block[1])
+        return x509.load_der_x509_csr(block.der)
     except ValueError:
         raise RequestError("x509: malformed certificate request") from None
 

@@ -41,20 +41,16 @@ def certificate_problem(pem: bytes) -> str | None:
     if not pem:
         return None
     blocks = 0
-    rest = pem
-    while (found := requests.PEM_BLOCK.search(rest)) is not None:
-        kind = found.group(1).decode("ascii", "replace")
-        if kind != "CERTIFICATE":
-            return f'only CERTIFICATE PEM blocks are allowed, found "{kind}"'
-        if b":" in found.group(2):
+    for block in requests.pem_blocks(pem):
+        if block.type != "CERTIFICATE":
+            return f'only CERTIFICATE PEM blocks are allowed, found "{block.type}"'
+        if block.headers:
             return "no PEM block headers are permitted"
-        block = requests.first_pem_block(found.group(0))
         try:
-            x509.load_der_x509_certificate(block[1] if block else b"")
+            x509.load_der_x509_certificate(block.der)
         except ValueError:
             return "x509: malformed certificate"
         blocks += 1
-        rest = rest[found.end():]
     return None if blocks else "must contain at least one CERTIFICATE PEM block"
 
 
