@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import os
 import ssl
 import urllib.error
 import urllib.request
@@ -78,7 +79,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         admin[0].write_bytes(base64.b64decode(user["client-certificate-data"]))
         admin[1].write_bytes(base64.b64decode(user["client-key-data"]))
         env = {"KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"), "HOME": str(workdir),
-               "PATH": __import__("os").environ["PATH"]}
+               "PATH": os.environ["PATH"]}
         api = config.new_client_from_config(config_file=str(served.kubeconfig))
         yield Cluster(served.url, served.kubeconfig, ca_pem, admin, Kubectl(env, workdir), api, workdir)
         api.close()
