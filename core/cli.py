@@ -23,6 +23,7 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.controllers.clients import ClientBuilder, SharedClient, TokenRequestAccounts
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity, elector, run_controllers
 from kplane.core.controllers.manager import ControllerManager, ControllerSelection
+from kplane.core.controllers.manager import SIGNING_DURATION, ClusterSigning
 from kplane.core.controllers.standard import build_controller_manager
 from kplane.core.pki.certificates import SubjectAltNames
 from kplane.core.pluginoptions import PluginOptions
@@ -153,6 +154,9 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
                              "garbagecollector and those of plugins (namespace, simulated-nodes, replicaset, ...)")
     parser.add_argument("--simulated-nodes", type=int, default=3, metavar="N",
                         help="simulated nodes that schedule and run pods on paper (default 3; 0: none)")
+    parser.add_argument("--cluster-signing-duration", type=_duration, default=SIGNING_DURATION, metavar="DURATION",
+                        help="the longest validity of a certificate the signers issue for a CertificateSigningRequest "
+                             "(a Go duration; default 8760h)")
 
 
 def _add_election_flags(parser: argparse.ArgumentParser) -> None:
@@ -228,6 +232,11 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     cm.add_argument("--use-service-account-credentials", action="store_true",
                     help="each controller acts as its own ServiceAccount in kube-system, with tokens from the "
                          "TokenRequest API (the kubeconfig's user creates them); without it, all act as that user")
+    cm.add_argument("--cluster-signing-cert-file", type=Path, default=None, metavar="FILE",
+                    help="PEM CA certificate the kubernetes.io signers sign CertificateSigningRequests with "
+                         "(with --cluster-signing-key-file; without both, nothing is signed)")
+    cm.add_argument("--cluster-signing-key-file", type=Path, default=None, metavar="FILE",
+                    help="PEM private key of --cluster-signing-cert-file")
     _add_skip_flag(cm)
     _add_controller_flags(cm)
     _add_election_flags(cm)
@@ -312,6 +321,7 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         simulated_nodes=args.simulated_nodes,
         system_pods=args.system_pods,
         controllers=args.controllers,
+        cluster_signing_duration=args.cluster_signing_duration,
         watch_cache=args.watch_cache,
         encryption_provider_config=args.encryption_provider_config,
         leader_election=election,
@@ -376,8 +386,9 @@ async def _controller_manager(args: argparse.Namespace) -> int:
         bare = RESTClient.from_config(load_kubeconfig(args.kubeconfig, args.context, credentials=False))
         clients = TokenRequestAccounts(client, bare)
     try:
+        signing = ClusterSigning(args.cluster_signing_cert_file, args.cluster_signing_key_file, args.cluster_signing_duration)
         manager = await build_controller_manager(client, plugins, controllers=args.controllers, clients=clients,
-                                                 root_ca=root_ca)
+                                                 root_ca=root_ca, signing=signing)
         return await _run_controllers(client, manager, election)
     finally:
         await clients.close()

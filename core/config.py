@@ -18,6 +18,7 @@ from kplane.core.serving.frontproxy import FrontProxyOptions
 from kplane.core.client.leaderelection import LeaderElectionConfig
 from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default_identity
 from kplane.core.controllers.manager import ALL, ControllerSelection
+from kplane.core.controllers.manager import SIGNING_DURATION
 from kplane.core.server.connections import ConnectionLimits
 from kplane.core.server.filters import RequestLimits
 
@@ -49,6 +50,9 @@ class ServerConfig:
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none
     system_pods: bool = False  # CoreDNS and kube-proxy made in kube-system at start (the apps plugin); kplane serve: on
     controllers: ControllerSelection = ALL  # which of them run, as kube-controller-manager's --controllers
+    # The longest validity of a certificate the in-process signers issue (they sign with the CA in
+    # data_dir/pki when the server made it), as kube-controller-manager's --cluster-signing-duration
+    cluster_signing_duration: float = SIGNING_DURATION
     # The Lease the in-process controllers hold while they run (None: run them unconditionally).
     # Several servers on one storage then run one set of controllers between them.
     leader_election: LeaderElectionConfig | None = field(default_factory=lambda: LeaderElectionConfig(

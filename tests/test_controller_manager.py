@@ -4,6 +4,8 @@ the controllers, one leader at a time, survives a kill -9 mid-rollout, and honou
 from __future__ import annotations
 
 import asyncio
+import base64
+import datetime
 import signal
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
 
 from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.controllers.manager import ControllerSelection
@@ -20,7 +23,9 @@ from kplane.core.plugins import PluginManager
 from kplane.core.config import ServerConfig
 from kplane.core.serving.datadir import write_kubeconfig
 from tests.builders import deployment
+from tests.certs import new_ca
 from tests.servers import Served, serving
+from tests.test_certificates import csr_body, new_request
 from tests.test_deployment_controller import complete, deployments, is_ready, owned, pods, set_image
 from tests.waiting import eventually
 
@@ -200,3 +205,24 @@ def test_an_unknown_controller_name_is_refused_with_the_known_ones(tmp_path: Pat
     serve = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "state"),
                             "--controllers", "bogus"], capture_output=True, text=True, timeout=30)
     assert serve.returncode == 1 and "unknown controller(s) bogus" in serve.stderr
+
+
+async def test_the_signers_sign_with_the_ca_of_the_flags(client: RESTClient, start_cm: Start, tmp_path: Path) -> None:
+    """--cluster-signing-cert-file/--cluster-signing-key-file name the CA, --cluster-signing-duration
+    bounds the validity (an hour, asked for none: not backdated, as short certificates are not)."""
+    ca = new_ca("signing-ca")
+    cert_file, key_file = ca.write(tmp_path, "signing-ca")
+    start_cm("signer", "--controllers=csrsigning", "--cluster-signing-cert-file", str(cert_file),
+             "--cluster-signing-key-file", str(key_file), "--cluster-signing-duration", "1h")
+    csrs = client.resource("certificates.k8s.io", "v1", "certificatesigningrequests")
+    _, request = new_request("sam")
+    csr = await csrs.create(csr_body("sam", request))
+    csr["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "Test"}]}
+    await csrs.update(csr, subresource="approval")
+
+    async def certificate() -> bytes | None:
+        found = (await csrs.get("sam")).get("status", {}).get("certificate")
+        return base64.b64decode(found) if found else None
+    cert = x509.load_pem_x509_certificate(await eventually(certificate))
+    cert.verify_directly_issued_by(ca.certificate)
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc == datetime.timedelta(hours=1)

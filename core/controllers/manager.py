@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from kplane.core.client.informer import SharedInformerFactory
@@ -52,6 +53,20 @@ class ControllerSelection:
 
 ALL = ControllerSelection()
 
+#: The longest validity a signed certificate gets (kube-controller-manager's default: a year).
+SIGNING_DURATION = 365 * 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSigning:
+    """The CA the certificate signers sign with and the longest validity they give, as
+    kube-controller-manager's ``--cluster-signing-cert-file``, ``--cluster-signing-key-file`` and
+    ``--cluster-signing-duration``; without the files, no request is signed."""
+
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    duration: float = SIGNING_DURATION
+
 
 class ControllerManager:
     """Controllers share one informer per resource (``manager.informers``, on the manager's own
@@ -61,8 +76,11 @@ class ControllerManager:
     ``clients`` decides who a controller's client is (by default the manager's own client)."""
 
     def __init__(self, client: RESTClient, selection: ControllerSelection = ALL, *,
-                 clients: ClientBuilder | None = None, root_ca: bytes | None = None) -> None:
+                 clients: ClientBuilder | None = None, root_ca: bytes | None = None,
+                 signing: ClusterSigning = ClusterSigning()) -> None:
         self.client = client
+        #: The CA certificate signers sign with (:class:`ClusterSigning`).
+        self.signing = signing
         #: The CA bundle that verifies the API server, which pods get as ``kube-root-ca.crt``
         #: (kube-controller-manager's ``--root-ca-file``); None when nobody knows it.
         self.root_ca = root_ca

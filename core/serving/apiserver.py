@@ -18,7 +18,7 @@ from kplane.core.client.rest import ApiError, RESTClient
 from kplane.core.config import ServerConfig
 from kplane.core.controllers.clients import InProcessAccounts
 from kplane.core.controllers.leading import run_controllers, stand_for_election
-from kplane.core.controllers.manager import ControllerManager
+from kplane.core.controllers.manager import ClusterSigning, ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
 from kplane.core.pki.certificates import KeyPair
 from kplane.core.plugins import PluginManager
@@ -166,7 +166,8 @@ class APIServer:
 
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
-                                                              clients=accounts, root_ca=self._root_ca())
+                                                              clients=accounts, root_ca=self._root_ca(),
+                                                              signing=self._signing())
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs
@@ -181,6 +182,15 @@ class APIServer:
         """The CA pods verify this server with: kplane's own, which signs the serving certificate it
         made (with --tls-cert-file it is not known here: None)."""
         return self.secure_serving.ca_data if self.secure_serving is not None else None
+
+    def _signing(self) -> ClusterSigning:
+        """The CA the in-process certificate signers sign with: kplane's own in DATA_DIR/pki, whose
+        certificates authenticate users here (none when another CA does: --client-ca-file)."""
+        cfg, serving = self.config, self.secure_serving
+        if serving is None or serving.client_ca is None:
+            return ClusterSigning(duration=cfg.cluster_signing_duration)
+        pki = cfg.data_dir / "pki"
+        return ClusterSigning(pki / "ca.crt", pki / "ca.key", cfg.cluster_signing_duration)
 
     async def _debug_plugins(self, request: web.Request) -> web.Response:
         """Every plugin tried, loaded or skipped, with what it registered (as ``kplane plugins -o json``)."""

@@ -19,6 +19,16 @@ EVENTS = rule(["create", "update", "patch"], [LEGACY], ["events"])
 
 #: The ServiceAccount of each controller, and the rules its role holds.
 CONTROLLERS: dict[str, list[dict[str, Any]]] = {
+    "certificate-controller": [  # csrsigning, csrapproving, csrcleaner
+        rule(["get", "list", "watch", "delete"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+        rule(["update"], ["certificates.k8s.io"], ["certificatesigningrequests/status", "certificatesigningrequests/approval"]),
+        {**rule(["approve"], ["certificates.k8s.io"], ["signers"]), "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"]},
+        {**rule(["sign"], ["certificates.k8s.io"], ["signers"]), "resourceNames": [
+            "kubernetes.io/legacy-unknown", "kubernetes.io/kube-apiserver-client",
+            "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving"]},
+        rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+        EVENTS,
+    ],
     "clusterrole-aggregation-controller": [
         rule(["escalate", "get", "list", "watch", "update", "patch"], [RBAC], ["clusterroles"]),
     ],

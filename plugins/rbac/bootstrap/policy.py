@@ -10,6 +10,7 @@ WRITE = ["create", "update", "patch", "delete", "deletecollection"]
 READ_WRITE = READ + WRITE
 
 LEGACY, APPS, COORDINATION, RBAC = "", "apps", "coordination.k8s.io", "rbac.authorization.k8s.io"
+CERTIFICATES = "certificates.k8s.io"
 AUTHENTICATION, AUTHORIZATION = "authentication.k8s.io", "authorization.k8s.io"
 
 AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
@@ -108,6 +109,19 @@ CLUSTER_ROLES = [
         rule(["create"], [AUTHENTICATION], ["tokenreviews"]),
         rule(["create"], [AUTHORIZATION], ["subjectaccessreviews"]),
     ]),
+    # A node's bootstrap credentials: check the node, ask for its client certificate.
+    cluster_role("system:node-bootstrapper", [
+        rule(["get"], [LEGACY], ["nodes"]),
+        rule(["create", "get", "list", "watch"], [CERTIFICATES], ["certificatesigningrequests"]),
+    ]),
+    # What csrapproving asks before approving a kubelet's client certificate by itself.
+    cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+                 [rule(["create"], [CERTIFICATES], ["certificatesigningrequests/nodeclient"])]),
+    cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+                 [rule(["create"], [CERTIFICATES], ["certificatesigningrequests/selfnodeclient"])]),
+    *(cluster_role(f"system:certificates.k8s.io:{signer}-approver",
+                   [{**rule(["approve"], [CERTIFICATES], ["signers"]), "resourceNames": [f"kubernetes.io/{signer}"]}])
+      for signer in ("legacy-unknown", "kubelet-serving", "kube-apiserver-client", "kube-apiserver-client-kubelet")),
     # The user-facing roles: each is the union of the roles labelled to aggregate into it, and
     # each aggregates into the next (view into edit, edit into admin).
     cluster_role("admin", [], aggregate_from=AGGREGATE_TO_ADMIN),
