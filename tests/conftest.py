@@ -75,14 +75,17 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     """A server; its controller-manager runs only for tests marked ``controllers``, so API tests
     see exactly the writes they make; ``@pytest.mark.runtime_config("apps/v1beta2=true")`` is
     its ``--runtime-config``, ``@pytest.mark.no_apiservice_backends`` its ``--no-enable-apiservice-backends``;
-    ``@pytest.mark.secure`` serves as ``kplane serve`` does (HTTPS; else plain HTTP, quicker)."""
+    ``@pytest.mark.secure`` serves as ``kplane serve`` does (HTTPS; else plain HTTP, quicker);
+    ``@pytest.mark.flowcontrol`` makes the bootstrap flow-control objects (else they are left out)."""
     controllers = request.node.get_closest_marker("controllers") is not None
     secure = request.node.get_closest_marker("secure") is not None
     runtime = request.node.get_closest_marker("runtime_config")
     backends = request.node.get_closest_marker("no_apiservice_backends") is None
+    flowcontrol = request.node.get_closest_marker("flowcontrol") is not None  # 21 objects less to write at each start
     srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=controllers, secure=secure,
                                   runtime_config=parse_runtime_config(runtime.args[0]) if runtime else {},
-                                  plugin_settings={"apiregistration": {"backends": backends}}))
+                                  plugin_settings={"apiregistration": {"backends": backends},
+                                                   "flowcontrol": {"flowcontrol_enabled": flowcontrol}}))
     await srv.start()
     try:
         yield srv
