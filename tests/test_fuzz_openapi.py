@@ -191,6 +191,8 @@ def test_every_served_operation_answers_below_500(served: Served, operations: tu
         reply = http.request(timeout=30, **{**request, "url": served.url + request["url"]})
         if reply.status_code == 504 and "ResourceVersionTooLarge" in reply.text:
             return  # a list from a future resourceVersion: kube-apiserver's 504 too, by design
+        if reply.status_code == 503 and "/proxy" in request["url"] and '"reason":"ServiceUnavailable"' in reply.text:
+            return  # a proxy to a Service without ready endpoints: kube-apiserver's 503 too
         assert reply.status_code < 500, (request, reply.status_code, reply.text[:500])
         proxied = "/proxy" in request["url"] and reply.headers.get("Content-Type", "").startswith("text/plain")
         # a proxy relays its backend's answer (a simulated kubelet's 404); a HEAD answer has no body

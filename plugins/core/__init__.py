@@ -15,7 +15,7 @@ from kplane.api import (
     ServerConfig, SharedInformerFactory, hookimpl,
 )
 from kplane.plugins.core import (
-    admission, bindings, endpoints, kubernetes_service, limitranger, limits, pod_admission, replication, services, strategy,
+    admission, bindings, componentstatuses, endpoints, kubernetes_service, limitranger, limits, pod_admission, replication, services, strategy,
     tokens, types, volumes,
 )
 from kplane.plugins.core.controllers.endpoints import EndpointsController
@@ -73,6 +73,9 @@ def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
     scheme.add_kind(group=GROUP, kind="Service", plural="services", internal=services.Service,
                     versions={"v1": v1_services.ServiceSchema}, storage_version="v1",
                     short_names=["svc"], categories=["all"], plugin=plugin_name)
+    scheme.add_kind(group=GROUP, kind="ComponentStatus", plural="componentstatuses", internal=componentstatuses.ComponentStatus,
+                    versions={"v1": schemas.ComponentStatusSchema}, storage_version="v1", namespaced=False,
+                    short_names=["cs"], plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="Binding", plural="bindings", internal=types.Binding,
                     versions={"v1": schemas.BindingSchema}, storage_version="v1", plugin=plugin_name)
     scheme.add_kind(group=GROUP, kind="Endpoints", plural="endpoints", internal=endpoints.Endpoints,
@@ -124,6 +127,8 @@ def kplane_register_strategies(registry: Registry, plugin_name: str, config: Ser
     registry.add_strategy(GROUP, "pods", strategy.PodStatusStrategy(), subresource="status")
     registry.add_strategy(GROUP, "pods", strategy.PodBindingStrategy(), subresource="binding")
     registry.add_rest(GROUP, "bindings", bindings.BindingsREST(registry))
+    registry.add_rest(GROUP, "componentstatuses", componentstatuses.ComponentStatusREST(registry, config))
+    registry.add_strategy(GROUP, "componentstatuses", componentstatuses.ComponentStatusColumns())
     from kplane.plugins.core import eviction  # here: it reads the policy group's types, which import this plugin's
     registry.add_subresource(GROUP, "pods", "eviction", eviction.EvictionREST(registry))
     registry.add_subresource(GROUP, "pods", "log", container_logs.PodLogREST(registry))

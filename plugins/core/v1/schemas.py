@@ -647,3 +647,23 @@ class BindingSchema(Schema):
         "The Pod's name; uid and resourceVersion, when set, are preconditions on the Pod."
     )})
     target = fields.Nested(ObjectReferenceSchema, metadata={"description": "The Node to bind to (kind Node, and its name)."})
+
+
+class ComponentConditionSchema(Schema):
+    """One aspect of a component's health."""
+
+    type = fields.Str(metadata={"omitempty": False, "description": "The aspect: Healthy."})
+    status = fields.Str(metadata={"omitempty": False, "description": "True, False or Unknown."})
+    message = fields.Str(metadata={"description": "What the component answered."})
+    error = fields.Str(metadata={"description": "Why it could not be asked, or what failed."})
+
+
+class ComponentStatusSchema(Schema):
+    """ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is
+    deprecated in v1.19+
+    """
+
+    metadata = fields.Nested(ObjectMetaSchema, metadata={"description": "Standard object metadata: the component's name."})
+    conditions = fields.List(fields.Nested(ComponentConditionSchema), metadata=fields.merge_by("type", description=(
+        "The component's conditions."
+    )))
