@@ -124,7 +124,7 @@ from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
 from kplane.core.controllers.references import involved_object
 from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
-from kplane.core.controllers.worker import Workers, work
+from kplane.core.controllers.worker import CacheBehind, Workers, work
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 
 # -- storage backends: what a ``kplane.storage`` entry point names and returns --------------------

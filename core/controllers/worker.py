@@ -17,6 +17,11 @@ from kplane.core.client.workqueue import ShutDown, WorkQueue
 log = logging.getLogger(__name__)
 
 
+class CacheBehind(Exception):
+    """Raised by a sync whose informer has not shown the controller's own last writes yet
+    (client-go's ``NewStaleInformerCache``): retried with the back-off, logged at debug only."""
+
+
 async def work(
     queue: WorkQueue[str],
     sync: Callable[[str], Awaitable[None]],
@@ -29,7 +34,7 @@ async def work(
     backoff (up to ``max_retries``); expected failures (API errors, lost connections,
     ``retryable``) are logged in a line, anything else with its traceback, since it is a bug
     that must not stop the worker."""
-    expected = (ApiError, aiohttp.ClientError, *retryable)
+    expected = (ApiError, aiohttp.ClientError, CacheBehind, *retryable)
     while True:
         try:
             key = await queue.get()
@@ -45,7 +50,7 @@ async def work(
                 log.warning("%s %s dropped out of the queue after %d retries: %s", name, key, max_retries, err)
                 queue.forget(key)
             else:
-                stale = isinstance(err, ApiError) and err.code == 409  # written from a lagging cache: routine
+                stale = isinstance(err, CacheBehind) or (isinstance(err, ApiError) and err.code == 409)  # a lagging cache: routine
                 if isinstance(err, expected):
                     log.log(logging.DEBUG if stale else logging.INFO, "%s %s: %s; retrying", name, key, err)
                 queue.add_rate_limited(key)

@@ -22,7 +22,7 @@ import copy
 from typing import Any
 
 from kplane.api import (
-    ApiError, EventRecorder, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, controller_reference,
+    ApiError, CacheBehind, EventRecorder, Handlers, RESTClient, SharedInformerFactory, WorkQueue, Workers, controller_reference,
     object_key, wait_synced,
 )
 from kplane.api import ownership as own
@@ -37,10 +37,6 @@ MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 CONTROLLER_NAME = "endpointslice-controller.k8s.io"
 HEADLESS = "service.kubernetes.io/headless"
 MAX_PER_SLICE = 100
-
-
-class StaleCache(Exception):
-    """The informer has not shown this controller's last writes yet."""
 
 
 class Tracker:
@@ -82,7 +78,7 @@ class EndpointSliceController:
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.services, self.pods, self.nodes, self.slices)
-            workers.start(self.workers, self.sync, name="endpointslice", retryable=(StaleCache,))
+            workers.start(self.workers, self.sync, name="endpointslice")
             await workers.wait()
 
     def _pod_changed(self, pod: Obj) -> None:
@@ -111,7 +107,7 @@ class EndpointSliceController:
                     if (s["metadata"].get("labels") or {}).get(MANAGED_BY) == CONTROLLER_NAME}
         tracker = self.trackers.setdefault(key, Tracker())
         if tracker.stale(existing):
-            raise StaleCache(f"EndpointSlice informer cache is out of date for service {key}")
+            raise CacheBehind(f"EndpointSlice informer cache is out of date for service {key}")
         pods = [p for p in self.pods.lister().namespaced(namespace).list() if pe.selects(service, p)]
         groups = desired(service, pods, zones_of(self.nodes.lister().list()))
         plan = _Plan(service, _labels(service), self.max_per_slice)
