@@ -132,7 +132,7 @@ class EndpointsController:
 
     async def run(self) -> None:
         self.services.add_handlers(Handlers.for_any(lambda service: self.queue.add(object_key(service))))
-        self.pods.add_handlers(Handlers(on_add=self._pod_changed, on_update=self._pod_updated, on_delete=self._pod_changed))
+        self.pods.add_handlers(Handlers(on_add=self._pod_changed, on_update=lambda old, pod: self._pod_changed(pod, old), on_delete=self._pod_changed))
         self.endpoints.add_handlers(Handlers(on_delete=lambda ep: self.queue.add(object_key(ep))))
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
@@ -142,15 +142,9 @@ class EndpointsController:
             workers.start(self.workers, self.sync, name="endpoints")
             await workers.wait()
 
-    def _pod_changed(self, pod: Obj) -> None:
-        for service in self.services.lister().namespaced(pod["metadata"].get("namespace", "")).list():
-            if pe.selects(service, pod):
-                self.queue.add(object_key(service))
-
-    def _pod_updated(self, old: Obj, pod: Obj) -> None:
-        if old["metadata"].get("labels") != pod["metadata"].get("labels"):
-            self._pod_changed(old)
-        self._pod_changed(pod)
+    def _pod_changed(self, pod: Obj, old: Obj | None = None) -> None:
+        for key in pe.services_of(self.services, pod, old):
+            self.queue.add(key)
 
     async def sync(self, key: str) -> None:
         namespace, _, name = key.partition("/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kplane.api import Informer, object_key
 from kplane.api import ownership as own
 
 Obj = dict[str, Any]
@@ -69,3 +70,11 @@ def find_port(pod: Obj, service_port: Obj) -> int | None:
 def target_ref(pod: Obj) -> Obj:
     meta = pod["metadata"]
     return {"kind": "Pod", "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid")}
+
+
+def services_of(services: Informer, pod: Obj, old: Obj | None = None) -> set[str]:
+    """The keys of the cached Services that select ``pod``, or selected it before a change of
+    its labels (``old``): those whose endpoints a pod event may change."""
+    namespace = pod["metadata"].get("namespace", "")
+    pods = [pod] if old is None or old["metadata"].get("labels") == pod["metadata"].get("labels") else [old, pod]
+    return {object_key(s) for s in services.lister().namespaced(namespace).list() if any(selects(s, p) for p in pods)}

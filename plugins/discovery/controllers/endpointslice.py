@@ -73,7 +73,7 @@ class EndpointSliceController:
 
     async def run(self) -> None:
         self.services.add_handlers(Handlers.for_any(lambda service: self.queue.add(object_key(service))))
-        self.pods.add_handlers(Handlers(on_add=self._pod_changed, on_update=self._pod_updated, on_delete=self._pod_changed))
+        self.pods.add_handlers(Handlers(on_add=self._pod_changed, on_update=lambda old, pod: self._pod_changed(pod, old), on_delete=self._pod_changed))
         self.slices.add_handlers(Handlers.for_any(self._slice_changed))
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
@@ -81,15 +81,9 @@ class EndpointSliceController:
             workers.start(self.workers, self.sync, name="endpointslice")
             await workers.wait()
 
-    def _pod_changed(self, pod: Obj) -> None:
-        for service in self.services.lister().namespaced(pod["metadata"].get("namespace", "")).list():
-            if pe.selects(service, pod):
-                self.queue.add(object_key(service))
-
-    def _pod_updated(self, old: Obj, pod: Obj) -> None:
-        if old["metadata"].get("labels") != pod["metadata"].get("labels"):
-            self._pod_changed(old)
-        self._pod_changed(pod)
+    def _pod_changed(self, pod: Obj, old: Obj | None = None) -> None:
+        for key in pe.services_of(self.services, pod, old):
+            self.queue.add(key)
 
     def _slice_changed(self, slice_: Obj) -> None:
         if (slice_["metadata"].get("labels") or {}).get(MANAGED_BY) == CONTROLLER_NAME and (key := _service_of(slice_)):
