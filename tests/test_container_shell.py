@@ -3,13 +3,15 @@ scripts in virtual time (what a container's log is made of) and their exit codes
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
 from kplane.plugins.core.containers import files
 from kplane.plugins.core.containers.process import main_process
-from kplane.plugins.core.containers.shell import MAX_STEPS, Context, ImageProcess, Read, Shell, Sleep, Write
+from kplane.plugins.core.containers.shell import (MAX_MEMORY, MAX_STEPS, MAX_WRITTEN, STEP_BYTES, Context, ImageProcess,
+                                                  Read, Shell, Sleep, Write)
 
 
 def drive(run: Any, stdin: list[bytes] | None = None) -> tuple[bytes, bytes, int | None, float]:
@@ -59,9 +61,13 @@ def context() -> Context:
     ("echo a | cat", "", "sh: pipes are not supported by this shell\n", 2, 0),
     ("echo $(hostname)", "", "sh: command substitution $(...) is not supported by this shell\n", 2, 0),
     ('echo "open', "", "sh: syntax error: unterminated quoted string\n", 2, 0),
-    ("if true; then echo x", "", "sh: syntax error: unexpected 'end of file' (expecting 'fi')\n", 2, 0),
+    ("if true; then echo x", "", 'sh: syntax error: unexpected end of file (expecting "fi")\n', 2, 0),
     ("sleep infinity; echo never", "", "", None, 0),
     ("sleep -1", "", "sleep: invalid number '-1'\n", 1, 0),
+    ("while do done", "", 'sh: syntax error: unexpected "do"\n', 2, 0),
+    ("until false; do\ndone", "", 'sh: syntax error: unexpected "done"\n', 2, 0),
+    ("if true; then fi", "", 'sh: syntax error: unexpected "fi"\n', 2, 0),
+    ("printf %% x; printf '%s,' a b; printf 'no format\\n' c", "%a,b,no format\n", "", 0, 0),
 ])
 def test_scripts(script: str, stdout: str, stderr: str, code: int | None, seconds: float) -> None:
     assert drive(Shell(context()).run_script(script)) == (stdout.encode(), stderr.encode(), code, seconds)
@@ -149,3 +155,75 @@ def test_the_image_process_writes_its_lines_and_exits_as_its_tag_says() -> None:
     job = main_process(pod("Never"), {"name": "c", "image": "busybox", "args": ["sh", "-c", "echo x; work; echo y"]},
                        default_seconds=7)
     assert (job.exit_code, job.seconds, job.output[-1].seconds, job.output[-1].data) == (0, 7, 7, b"y\n")
+
+
+def test_every_round_of_a_loop_is_a_step() -> None:
+    """Loops whose lists run no simple command (a ``for`` over nothing) still reach the bound."""
+    out, err, code, _ = drive(Shell(context()).run_script(
+        "while for i in; do :; done; do for i in $NOPE; do :; done; done; echo never"))
+    assert (out, err, code) == (b"", b"", None)
+
+
+DOUBLINGS = "a=xxxxxxxx; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16"
+DOUBLED = DOUBLINGS + "; do a=$a$a; done"  # 512 KiB
+OUT_OF_MEMORY = f"out of memory (a shell holds at most {MAX_MEMORY} bytes in variables and words)\n"
+
+
+@pytest.mark.parametrize(("script", "stdout", "stderr"), [
+    (DOUBLINGS + " 17 18 19 20 21 22 23 24; do a=$a$a; done; echo $a", "", "sh: " + OUT_OF_MEMORY),  # 128 MiB
+    (DOUBLED + "; b=$a", "", "sh: " + OUT_OF_MEMORY),  # the variables together
+    (DOUBLED + "; echo $a$a$a > /dev/null", "", "sh: " + OUT_OF_MEMORY),  # one word
+    (DOUBLED + "; echo $a $a $a > /dev/null", "", "sh: " + OUT_OF_MEMORY),  # the argument list
+    (DOUBLED + "; printf \"$a%s\" 1 2 3 > /dev/null", "", "sh: " + OUT_OF_MEMORY),  # the format again and again
+    (DOUBLED + "; export a; sh -c 'b=$a'; echo $?", "2\n", "sh: " + OUT_OF_MEMORY),  # a child's count with its parent's
+    (DOUBLED + "; unset a; b=$i$i; sh -c 'b=$0$0' $b; echo $?; export b; sh -c 'c=$b'; echo $?", "0\n0\n", ""),
+])
+def test_memory_is_bounded(script: str, stdout: str, stderr: str) -> None:
+    assert drive(Shell(context()).run_script(script)) == (stdout.encode(), stderr.encode(), 2 if stderr and not stdout else 0, 0)
+
+
+def test_the_kubelet_and_logs_see_the_shells_error() -> None:
+    ran = main_process(pod("Never"), {"name": "c", "image": "busybox", "command": ["sh", "-c", DOUBLINGS + " 17; do a=$a$a; done"]},
+                       default_seconds=1)
+    assert (ran.exit_code, [(o.stream, o.data) for o in ran.output]) == (2, [(2, ("sh: " + OUT_OF_MEMORY).encode())])
+    hang = main_process(pod("Never"), {"name": "c", "image": "busybox", "command": ["sh", "-c", "while do done"]},
+                        default_seconds=1)
+    assert (hang.exit_code, [o.data for o in hang.output]) == (2, [b'sh: syntax error: unexpected "do"\n'])
+
+
+def test_shells_share_their_depth_steps_and_written_files() -> None:
+    assert drive(Shell(context()).run_script('echo "sh /s" > /s; sh /s')) == (
+        b"", b"/s: the script nests deeper than 32\n", 2, 0)
+    line = "x" * 1000
+    out, err, code, _ = drive(Shell(context()).run_script(f'while sh -c "echo {line} >> /tmp/log"; do :; done; echo $?'))
+    assert (out, err, code) == (b"0\n", f"sh: the files written hold more than {MAX_WRITTEN} bytes\n".encode(), 0)
+    out, _, code, _ = drive(Shell(context()).run_script("sh -c 'while :; do :; done'; echo never"))
+    assert (out, code) == (b"", None)
+
+
+def test_a_recursion_error_is_the_shells_error() -> None:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    run = Shell(context()).run_script("if true; then " * 20 + "echo deep" + "; fi" * 20)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 40)
+    try:
+        ran = drive(run)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert ran == (b"", b"sh: the script nests too deeply\n", 2, 0)
+
+
+@pytest.mark.parametrize("script", [
+    DOUBLED + "; while :; do echo $a; done",  # output: each STEP_BYTES a step
+    DOUBLED + '; while :; do test -n "$a"; done',  # expansions likewise
+])
+def test_work_is_bounded_by_the_steps(script: str) -> None:
+    out, _, code, _ = drive(Shell(context()).run_script(script))
+    assert code is None and len(out) <= MAX_STEPS * STEP_BYTES
+
+
+def test_a_line_of_stdin_is_bounded() -> None:
+    assert drive(Shell(context()).run_argv(["sh"]), [b"x" * 40_000, b"y" * 40_000, b"\necho never\n"]) == (
+        b"", b"sh: a line is longer than 65536 bytes\n", 2, 0)

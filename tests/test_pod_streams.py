@@ -173,6 +173,22 @@ def test_kubectl_exec_and_run_on_a_terminal(pods: Kubectl) -> None:
     assert code == 4 and 'pod "once" deleted' in screen
 
 
+def test_hostile_scripts_end_with_the_shells_error(pods: Kubectl) -> None:
+    """Scripts that would spin or grow without bound in the server's event loop end with the
+    shell's message and exit code 2, in the kubelet (the pod's status, its log) as in an exec."""
+    pods.run("run", "hang", "--image=busybox", "--restart=Never", "--command", "--", "sh", "-c", "while do done")
+    terminated = wait_until(lambda: ((pods.json("get", "pod", "hang")["status"].get("containerStatuses") or [{}])[0]
+                                     .get("state", {}).get("terminated")), timeout=20, what="the container to end")
+    assert (terminated["exitCode"], terminated["reason"]) == (2, "Error")
+    assert pods.run("logs", "hang").stdout == 'sh: syntax error: unexpected "do"\n'
+    doubling = "a=xxxxxxxx; for i in " + " ".join(map(str, range(24))) + "; do a=$a$a; done; echo $a"
+    done = pods.run("exec", "shell", "-c", "main", "--", "sh", "-c", doubling, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", "sh: out of memory (a shell holds at most 1048576 bytes in variables and words)\n"
+               "command terminated with exit code 2\n")
+    assert pods.run("exec", "shell", "-c", "main", "--", "printf", "%%", "x").stdout == "%"
+
+
 # -- the client libraries -------------------------------------------------------------------------------
 def test_python_client_stream(pods: Kubectl) -> None:
     from kubernetes import client, config
@@ -274,6 +290,13 @@ def test_each_channel_protocol(pods: Kubectl, protocols: tuple[str, ...], agreed
         assert body == b"command terminated with non-zero exit code: command terminated with exit code 7"
 
 
+def test_a_terminal_line_holds_at_most_4095_bytes(pods: Kubectl) -> None:
+    """As Linux's line discipline: what is typed past the line's room is dropped, not held."""
+    _, messages = asyncio.run(talk(server_url(pods), "&stdin=true&tty=true&command=cat", ("v5.channel.k8s.io",),
+                                   [b"\x00" + b"x" * 5000 + b"\r", b"\x00\x04"]))
+    assert b"".join(m[1:] for m in messages if m[:1] == b"\x01") == b"x" * 4095 + b"\r\n" + b"x" * 4095 + b"\r\n"
+
+
 def test_v5_closes_stdin_and_v4_reports_success(pods: Kubectl) -> None:
     url = server_url(pods)
     protocol, messages = asyncio.run(talk(url, "&stdin=true&command=cat", ("v5.channel.k8s.io",),
@@ -306,6 +329,9 @@ def test_refusals_are_statuses(pods: Kubectl) -> None:
         ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&tailLines=-1", {}),
         ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z", {}),
         ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&limitBytes=x", {}),
+        ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&sinceSeconds=" + "9" * 400, {}),
+        ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&tailLines=9223372036854775808", {}),
+        ("GET", "/api/v1/namespaces/default/pods/shell/log?container=main&limitBytes=%201", {}),
         ("GET", "/api/v1/namespaces/default/pods/nope/log", {}),
         ("GET", "/api/v1/namespaces/default/pods/shell/log", {}),
     ]))
@@ -321,6 +347,9 @@ def test_refusals_are_statuses(pods: Kubectl) -> None:
         (422, 'PodLogOptions "shell" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0'),
         (422, 'PodLogOptions "shell" is invalid: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified'),
         (400, 'strconv.ParseInt: parsing "x": invalid syntax'),
+        (400, f'strconv.ParseInt: parsing "{"9" * 400}": value out of range'),
+        (400, 'strconv.ParseInt: parsing "9223372036854775808": value out of range'),
+        (400, 'strconv.ParseInt: parsing " 1": invalid syntax'),
         (404, 'pods "nope" not found'),
         (400, "a container name must be specified for pod shell, choose one of: [main side]"),
     ]

@@ -19,8 +19,9 @@ import pytest
 
 from kplane.plugins.core.containers.endpoint import Connection
 from kplane.plugins.core.portforward import spdy
+from tests.conftest import Client
 from tests.kubectl_cli import Kubectl
-from tests.waiting import wait_until
+from tests.waiting import eventually, wait_until
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, config  # noqa: E402
@@ -329,3 +330,34 @@ async def test_the_bare_proxy_path_is_redirected(http: aiohttp.ClientSession) ->
         assert head.status == 200 and await head.read() == b""
     async with http.get(f"{PODS}/solo/status/extra") as below:  # only proxies serve what is below them
         assert below.status == 404
+
+
+# -- authorization ------------------------------------------------------------------------------------------
+@pytest.mark.secure
+async def test_the_websocket_upgrade_needs_create_on_pods_portforward(api: Client, server: Any) -> None:
+    """A GET upgrade is authorized as ``get`` and also as ``create``, as kube 1.35's (and as exec's)."""
+    await api.post(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "forward"},
+            "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get"]}]}
+    assert (await api.post("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", role)).status == 201
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "forward"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "forward"},
+               "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}
+    assert (await api.post("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", binding)).status == 201
+    ws = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+          "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "v4.channel.k8s.io",
+          "Impersonate-User": "alice"}
+    path = f"{PODS}/p/portforward?ports=80"
+    refused = await api.get(path, headers=ws)
+    assert (refused.status, refused.body["message"]) == (
+        403, 'pods "p" is forbidden: User "alice" cannot create resource "pods/portforward" in API group "" '
+             'in the namespace "default"')
+    role["rules"][0]["verbs"] = ["get", "create"]
+    assert (await api.put("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/forward", role)).status == 200
+
+    async def allowed() -> bool:
+        reply = await api.get(path, headers=ws)
+        return (reply.status, reply.body["message"]) == (400, "pod p does not have a host assigned")
+
+    await eventually(allowed)

@@ -40,6 +40,8 @@ Obj = dict[str, Any]
 SHELL_IMAGES = frozenset({"busybox", "alpine", "ubuntu", "debian", "fedora", "centos"})
 #: How often an attach with nothing to write looks whether the pod changed or the client left.
 IDLE_CHECK = 1.0
+#: The longest line a terminal holds (Linux's ``N_TTY_BUF_SIZE`` less the newline): more is dropped.
+MAX_CANON = 4095
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +225,9 @@ async def drive(run: Run, io: Channels, options: StreamOptions) -> int | None:
 
 
 class Terminal:
-    """A terminal's line discipline over the stdin channel: echo, a line at a time, backspace,
-    ``^C`` (the line is dropped) and ``^D`` on an empty line (the end of input)."""
+    """A terminal's line discipline over the stdin channel: echo, a line at a time (of at most
+    :data:`MAX_CANON` bytes, as Linux's), backspace, ``^C`` (the line is dropped) and ``^D`` on an
+    empty line (the end of input)."""
 
     def __init__(self, io: Channels, options: StreamOptions) -> None:
         self.io = io
@@ -251,7 +254,7 @@ class Terminal:
                     if self.line:
                         del self.line[-1]
                         await self.io.send(STDOUT, b"\b \b")
-                else:
+                elif len(self.line) < MAX_CANON:
                     self.line += byte
                     await self.io.send(STDOUT, byte)
             chunk = await self.io.stdin.get()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import Any
 
@@ -24,6 +25,7 @@ from kplane.plugins.core.containers.instances import Line
 Obj = dict[str, Any]
 #: How often an idle ``follow`` looks whether its client is still there.
 IDLE_CHECK = 1.0
+_INT = re.compile(r"[+-]?[0-9]+")
 _TRUE, _FALSE = frozenset({"1", "t", "T", "TRUE", "true", "True"}), frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 
@@ -40,13 +42,17 @@ def flag(exchange: Exchange, name: str) -> bool:
 
 
 def number(exchange: Exchange, name: str) -> int | None:
+    """An integer query parameter, as Go's ``strconv.ParseInt(value, 10, 64)`` reads it; 400 for
+    another value or one out of int64's range."""
     values = exchange.query(name)
     if not values:
         return None
-    try:
-        return int(values[0])
-    except ValueError:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{values[0]}": invalid syntax') from None
+    text = values[0]
+    if not _INT.fullmatch(text):
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax')
+    if len(text.lstrip("+-").lstrip("0")) > 19 or not -(1 << 63) <= int(text) < 1 << 63:
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{text}": value out of range')
+    return int(text)
 
 
 class LogOptions:

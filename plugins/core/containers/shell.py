@@ -20,8 +20,14 @@ shell runs a container's main process: then it is the image's own process (:mod:
 
 A run is a generator of :class:`Event` (written output, a sleep, a read of stdin, the image's
 process) that returns the exit code, so the same script can run in virtual time (a container's
-log) or in real time (an exec session). It is bounded: at most :data:`MAX_STEPS` commands, and a
-script of more than :data:`MAX_SCRIPT` bytes or nested deeper than :data:`MAX_DEPTH` is refused.
+log) or in real time (an exec session). It runs in the API server's event loop, so it is bounded,
+together with the shells it starts: at most :data:`MAX_STEPS` steps (a command, a round of a
+loop, :data:`STEP_BYTES` of data expanded or written, a look through :data:`STEP_FILES` files;
+past them it looks like a loop that never ends), :data:`MAX_MEMORY` bytes in its variables and in
+any word or argument list it expands, :data:`MAX_WRITTEN` bytes in the files it writes (past
+these, ``out of memory`` or the like on stderr and exit code 2); a script of more than
+:data:`MAX_SCRIPT` bytes, or nested (compound commands and ``sh`` calls together) deeper than
+:data:`MAX_DEPTH`, is refused.
 """
 
 from __future__ import annotations
@@ -33,12 +39,17 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-#: The most commands one run carries out; past them it stops as if it ran on without output.
+#: The most steps one run carries out; past them it stops as if it ran on without output.
 MAX_STEPS = 10_000
+#: The bytes of data (expanded or written) that count as one step, and the files looked through.
+STEP_BYTES = 4096
+STEP_FILES = 256
+#: The most bytes a shell's variables may hold, and the longest word or argument list it may build.
+MAX_MEMORY = 1 << 20
 #: The longest script (bytes) and the deepest nesting (of compound commands and ``sh`` calls).
 MAX_SCRIPT = 64 * 1024
 MAX_DEPTH = 32
-#: The most bytes the in-memory files written by one shell may hold together.
+#: The most bytes the in-memory files written by one shell may hold together (names included).
 MAX_WRITTEN = 1 << 20
 
 STDOUT, STDERR = 1, 2
@@ -91,6 +102,17 @@ class _Exit(Exception):
 
 class _OutOfSteps(Exception):
     pass
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What a shell shares with the shells it starts, so that every bound holds across ``sh``."""
+
+    steps: int = 0
+    depth: int = 0
+    held: int = 0  # bytes of the values the shells assigned
+    written: int = 0  # bytes of the files they wrote
+    owned: set[str] = field(default_factory=set)  # the files they made or truncated
 
 
 @dataclass(slots=True)
@@ -324,11 +346,20 @@ class If:
 Node = Simple | AndOr | Sequence | Loop | For | If
 
 
+def _unexpected(token: Token | None, expecting: str = "") -> ShellError:
+    """A syntax error as busybox's ash words it: what was found, and what was expected."""
+    if token is None or token.value == "\n":
+        what = "end of file" if token is None else "newline"
+    else:
+        what = '"' + (token.value or "".join(p.text for p in token.word)) + '"'
+    return ShellError(f"syntax error: unexpected {what}" + (f' (expecting "{expecting}")' if expecting else ""))
+
+
 class _Parser:
-    def __init__(self, tokens: list[Token]) -> None:
+    def __init__(self, tokens: list[Token], depth: int) -> None:
         self.tokens = tokens
         self.at = 0
-        self.depth = 0
+        self.depth = depth
 
     def peek(self) -> Token | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -344,9 +375,7 @@ class _Parser:
     def expect(self, keyword: str) -> None:
         self.skip_newlines()
         if self.keyword() != keyword:
-            found = self.peek()
-            what = "end of file" if found is None else (found.value or "".join(p.text for p in found.word))
-            raise ShellError(f"syntax error: unexpected {what!r} (expecting {keyword!r})")
+            raise _unexpected(self.peek(), keyword)
         self.at += 1
 
     def skip_newlines(self) -> None:
@@ -356,12 +385,11 @@ class _Parser:
     def program(self) -> Node:
         node = self.sequence(())
         if self.peek() is not None:
-            token = self.peek()
-            assert token is not None
-            raise ShellError(f"syntax error: unexpected {token.value or ''.join(p.text for p in token.word)!r}")
+            raise _unexpected(self.peek())
         return node
 
     def sequence(self, ends: tuple[str, ...]) -> Node:
+        """A compound list up to one of ``ends``; only the whole script's may be empty (POSIX)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ShellError(f"the script nests deeper than {MAX_DEPTH}")
@@ -376,7 +404,9 @@ class _Parser:
             if token is not None and token.kind == "op" and token.value in (";", "\n", "&"):
                 self.at += 1
             elif token is not None and self.keyword() not in ends:
-                raise ShellError(f"syntax error: unexpected {token.value or ''.join(p.text for p in token.word)!r}")
+                raise _unexpected(token)
+        if ends and not items:
+            raise _unexpected(self.peek())
         self.depth -= 1
         return Sequence(items)
 
@@ -435,7 +465,7 @@ class _Parser:
                 self.expect("fi")
                 return If(branches, otherwise)
         if keyword is not None:
-            raise ShellError(f"syntax error: unexpected {keyword!r}")
+            raise _unexpected(self.peek())
         return self.simple()
 
     def simple(self) -> Simple:
@@ -469,13 +499,13 @@ class _Parser:
                 fd = 0 if token.value.startswith("<") else 1
             redirects.append(Redirect(fd, token.value, target.word))
         if not (assigns or words or redirects):
-            token = self.peek()
-            raise ShellError(f"syntax error: unexpected {token.value if token else 'end of file'!r}")
+            raise _unexpected(self.peek())
         return Simple(assigns, words, redirects)
 
 
-def parse(text: str) -> Node:
-    return _Parser(tokenize(text)).program()
+def parse(text: str, depth: int = 0) -> Node:
+    """The tree of ``text``, run by a shell ``depth`` shells deep (nesting counts them too)."""
+    return _Parser(tokenize(text), depth).program()
 
 
 # -- running ----------------------------------------------------------------------------------------
@@ -484,56 +514,99 @@ Target = int | str | None
 
 
 class Shell:
-    """One shell process: its variables, positional parameters and last exit code."""
+    """One shell process: its variables, positional parameters and last exit code. A shell it
+    starts shares its budget (steps, nesting, memory, written files)."""
 
-    def __init__(self, context: Context, *, name: str = "sh", args: tuple[str, ...] = ()) -> None:
+    def __init__(self, context: Context, *, name: str = "sh", args: tuple[str, ...] = (),
+                 budget: _Budget | None = None) -> None:
         self.context = context
-        self.vars: dict[str, str] = dict(context.env)
+        self.vars: dict[str, str] = dict(context.env)  # given, not made: the strings are shared, not counted
         self.exported: set[str] = set(context.env)
         self.name = name
         self.args = list(args)
         self.status = 0
-        self.steps = 0
-        self.depth = 0
-        self.written = 0
+        self.budget = budget if budget is not None else _Budget()
+        self.held: dict[str, int] = {}  # the bytes each variable this shell assigned counts in the budget
 
     # -- entry points -------------------------------------------------------------------------
     def run_argv(self, argv: list[str]) -> Run:
         """Run a program as a container's command (or an exec's): no shell parsing of ``argv``."""
-        try:
-            return (yield from self._guarded(self._program(argv, {STDOUT: STDOUT, STDERR: STDERR}, None)))
-        except _Exit as stop:
-            return stop.code
+        return (yield from self._guarded(self._program(argv, {STDOUT: STDOUT, STDERR: STDERR}, None)))
 
     def run_script(self, script: str) -> Run:
         """Run ``script`` as ``sh -c`` does."""
-        try:
-            tree = parse(script)
-        except ShellError as err:
-            yield Write(STDERR, f"{self.name}: {err}\n".encode())
-            return 2
-        try:
-            return (yield from self._guarded(self._node(tree, {STDOUT: STDOUT, STDERR: STDERR})))
-        except _Exit as stop:
-            return stop.code
+        return (yield from self._guarded(self._script(script)))
+
+    def _script(self, script: str) -> Run:
+        tree = parse(script, self.budget.depth)
+        return (yield from self._node(tree, {STDOUT: STDOUT, STDERR: STDERR}))
 
     def _guarded(self, run: Run) -> Run:
+        """``run`` with what ends a shell turned into its exit: ``exit``, the end of its steps (it
+        looks like a loop that never ends), or an error (its message on stderr, exit code 2)."""
         try:
             return (yield from run)
+        except _Exit as stop:
+            return stop.code
         except _OutOfSteps:
-            yield Sleep(None)  # what a loop that never ends looks like from outside
+            yield Sleep(None)
             return 0
-        except ShellError as err:
-            yield Write(STDERR, f"{self.name}: {err}\n".encode())
+        except (ShellError, RecursionError) as err:
+            why = err if isinstance(err, ShellError) else "the script nests too deeply"
+            yield Write(STDERR, f"{self.name}: {why}\n".encode())
             return 2
+
+    # -- the budget -------------------------------------------------------------------------------
+    def _step(self, count: int = 1) -> None:
+        self.budget.steps += count
+        if self.budget.steps > MAX_STEPS:
+            raise _OutOfSteps
+
+    def _assign(self, name: str, value: str) -> None:
+        """Set a variable, if the variables the shells made still fit :data:`MAX_MEMORY`."""
+        size, freed = len(name) + len(value), self.held.get(name, 0)
+        if self.budget.held - freed + size > MAX_MEMORY:
+            raise _out_of_memory()
+        self.budget.held += size - freed
+        self.held[name] = size
+        self.vars[name] = value
+
+    def _unassign(self, name: str) -> None:
+        self.budget.held -= self.held.pop(name, 0)
+        self.vars.pop(name, None)
+        self.exported.discard(name)
+
+    def _release(self) -> None:
+        """The shell ended: its variables no longer count."""
+        self.budget.held -= sum(self.held.values())
+        self.held.clear()
+
+    def _grow_files(self, size: int) -> None:
+        if self.budget.written + size > MAX_WRITTEN:
+            raise ShellError(f"the files written hold more than {MAX_WRITTEN} bytes")
+        self.budget.written += size
+
+    def _truncate(self, path: str) -> None:
+        """Make ``path`` an empty file of the shell's: a new name counts, what it wrote there no more."""
+        files = self.context.files
+        if path not in files:
+            self._grow_files(len(path))
+        elif path in self.budget.owned:
+            self.budget.written -= len(files[path])
+        self.budget.owned.add(path)
+        files[path] = b""
 
     # -- the tree -------------------------------------------------------------------------------
     def _node(self, node: Node, fds: dict[int, Target]) -> Run:
         if isinstance(node, Simple):
             self.status = yield from self._simple(node, fds)
         elif isinstance(node, Sequence):
-            for item in node.items:
-                yield from self._node(item, fds)
+            self.budget.depth += 1  # as the parser counts it: a script this one starts nests below
+            try:
+                for item in node.items:
+                    yield from self._node(item, fds)
+            finally:
+                self.budget.depth -= 1
         elif isinstance(node, AndOr):
             yield from self._node(node.first, fds)
             for op, item in node.rest:
@@ -542,6 +615,7 @@ class Shell:
         elif isinstance(node, Loop):
             last = 0
             while True:
+                self._step()  # every round, whatever its lists hold
                 yield from self._node(node.cond, fds)
                 if (self.status == 0) == node.until:
                     break
@@ -549,10 +623,11 @@ class Shell:
                 last = self.status
             self.status = last
         elif isinstance(node, For):
-            values = self.args if node.words is None else [v for w in node.words for v in self._expand(w)]
+            values = self.args if node.words is None else self._fields(node.words)
             self.status = 0
             for value in values:
-                self.vars[node.name] = value
+                self._step()
+                self._assign(node.name, value)
                 yield from self._node(node.body, fds)
         else:
             for cond, body in node.branches:
@@ -566,18 +641,23 @@ class Shell:
         return self.status
 
     def _simple(self, node: Simple, fds: dict[int, Target]) -> Run:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise _OutOfSteps
-        argv = [value for word in node.words for value in self._expand(word)]
-        values = {name: "".join(self._expand(word, split=False)) for name, word in node.assigns}
+        self._step()
+        argv = self._fields(node.words)
+        values: dict[str, str] = {}
+        size = 0
+        for name, word in node.assigns:
+            values[name] = self._word(word)
+            size += len(name) + len(values[name])
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
         if not argv:
-            self.vars.update(values)
+            for name, value in values.items():
+                self._assign(name, value)
             return 0
         fds = dict(fds)
         stdin: str | None = None
         for redirect in node.redirects:
-            target = "".join(self._expand(redirect.target, split=False))
+            target = self._word(redirect.target)
             if redirect.op in (">&", "<&"):
                 if target not in ("1", "2"):
                     yield from self._write(fds, STDERR, f"{self.name}: {target}: bad file descriptor\n")
@@ -596,53 +676,91 @@ class Shell:
                     yield from self._write(fds, STDERR, f"{self.name}: can't create {target}: Is a directory\n")
                     return 1
                 if redirect.op == ">" or path not in self.context.files:
-                    self.context.files[path] = b""
+                    self._truncate(path)
                 fds[redirect.fd] = path
         env = {name: value for name, value in self.vars.items() if name in self.exported} | values
         return (yield from self._program(argv, fds, stdin, env))
 
-    def _expand(self, word: Word, *, split: bool = True) -> list[str]:
-        """The fields of ``word``: parameters expanded; an unquoted one split at whitespace."""
-        if not split:
-            return ["".join(self._parameter(p.text) if p.var else p.text for p in word)]
+    def _fields(self, words: list[Word]) -> list[str]:
+        """The argument list ``words`` expand to, at most :data:`MAX_MEMORY` bytes as a kernel
+        counts ``ARG_MAX`` (each string, its terminator and its pointer)."""
+        fields: list[str] = []
+        size = 0
+        for word in words:
+            for value in self._expand(word):
+                fields.append(value)
+                size += len(value) + 9
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
+        return fields
+
+    def _word(self, word: Word) -> str:
+        """``word`` expanded as one field (an assignment's value, a redirection's target)."""
+        pieces: list[str] = []
+        size = 0
+        for part in word:
+            pieces.append(self._parameter(part.text) if part.var else part.text)
+            size += len(pieces[-1])
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
+        self._step(size // STEP_BYTES)
+        return "".join(pieces)
+
+    def _expand(self, word: Word) -> list[str]:
+        """The fields of ``word``: parameters expanded; an unquoted one split at whitespace. They
+        are built within :data:`MAX_MEMORY`, and each :data:`STEP_BYTES` of them is a step."""
         fields: list[str] = []
         current: list[str] = []
         had = False  # the current field has something (quoted empty counts)
+        size = 0
+
+        def add(text: str) -> None:
+            nonlocal size
+            size += len(text)
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
+            current.append(text)
+
+        def end_field() -> None:
+            nonlocal current, had, size
+            fields.append("".join(current))
+            current, had = [], False
+            size += 9  # a field costs what an argument costs (``_fields``), empty ones too
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
+
         for part in word:
             if not part.var:
-                current.append(part.text)
+                add(part.text)
                 had = had or bool(part.text) or part.quoted
                 continue
-            if part.text in ("@", "*") and part.quoted and part.text == "@":
+            if part.text == "@" and part.quoted:
                 for k, arg in enumerate(self.args):
                     if k:
-                        fields.append("".join(current))
-                        current = []
-                    current.append(arg)
+                        end_field()
+                    add(arg)
                     had = True
                 continue
             value = self._parameter(part.text)
             if part.quoted:
-                current.append(value)
-                had = had or part.quoted or bool(value)
+                add(value)
+                had = True
                 continue
             pieces = value.split()
             if not pieces:
                 continue
             if value[:1].isspace() and had:
-                fields.append("".join(current))
-                current, had = [], False
+                end_field()
             for k, piece in enumerate(pieces):
                 if k:
-                    fields.append("".join(current))
-                    current = []
-                current.append(piece)
+                    end_field()
+                add(piece)
                 had = True
             if value[-1:].isspace():
-                fields.append("".join(current))
-                current, had = [], False
+                end_field()
         if had or current and "".join(current):
-            fields.append("".join(current))
+            end_field()
+        self._step(size // STEP_BYTES)
         return fields
 
     def _parameter(self, name: str) -> str:
@@ -660,15 +778,17 @@ class Shell:
         return self.vars.get(name, "")
 
     # -- output ---------------------------------------------------------------------------------
-    def _write(self, fds: dict[int, Target], fd: int, text: str | bytes) -> Iterator[Event]:
+    def _write(self, fds: dict[int, Target], fd: int, text: str | bytes, *, counted: bool = False) -> Iterator[Event]:
+        """Write to ``fd``: each :data:`STEP_BYTES` is a step unless ``counted`` already (a child
+        shell's output) or paced by the client (stdin copied)."""
         data = text.encode() if isinstance(text, str) else text
+        if not counted:
+            self._step(len(data) // STEP_BYTES)
         target = fds.get(fd, fd)
         if target is None or not data:
             return
         if isinstance(target, str):
-            self.written += len(data)
-            if self.written > MAX_WRITTEN:
-                raise ShellError(f"the files written hold more than {MAX_WRITTEN} bytes")
+            self._grow_files(len(data))
             self.context.files[target] = self.context.files.get(target, b"") + data
             return
         yield Write(target, data)
@@ -679,10 +799,12 @@ class Shell:
         return "/" + path.lstrip("/") if path.startswith("//") else path
 
     def _is_dir(self, path: str) -> bool:
+        self._step(len(self.context.files) // STEP_FILES)  # a look through every file
         prefix = path.rstrip("/") + "/"
         return path == "/" or any(p.startswith(prefix) for p in self.context.files)
 
     def _children(self, path: str) -> list[str]:
+        self._step(len(self.context.files) // STEP_FILES)
         prefix = path.rstrip("/") + "/"
         names = {p[len(prefix):].split("/", 1)[0] for p in self.context.files if p.startswith(prefix)}
         return sorted(name for name in names if name)
@@ -704,69 +826,76 @@ class Shell:
         return 127
 
     def _sh(self, args: list[str], fds: dict[int, Target], stdin: str | None, env: Mapping[str, str] | None) -> Run:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise ShellError(f"shells nest deeper than {MAX_DEPTH}")
+        """A child shell, one deeper: ``-c SCRIPT``, a script file, or the lines of its stdin."""
         child_context = Context(env=dict(env if env is not None else self.context.env), files=self.context.files,
                                 hostname=self.context.hostname, cwd=self.context.cwd,
                                 image_process=self.context.image_process, tty=self.context.tty, now=self.context.now)
         options = [a for a in args[:1] if a.startswith("-") and a != "-c" and set(a[1:]) <= set("eilsux")]
         args = args[len(options):]
+        script: str | None = None
         if args[:1] == ["-c"]:
             if len(args) < 2:
                 yield from self._write(fds, STDERR, "sh: -c requires an argument\n")
                 return 2
-            child = Shell(child_context, name=args[2] if len(args) > 2 else "sh", args=tuple(args[3:]))
-            child.steps = self.steps
+            child = Shell(child_context, name=args[2] if len(args) > 2 else "sh", args=tuple(args[3:]), budget=self.budget)
             script = args[1]
         elif args:
             path = self._path(args[0])
             if path not in self.context.files:
                 yield from self._write(fds, STDERR, f"sh: can't open '{args[0]}': No such file or directory\n")
                 return 127 if not self._is_dir(path) else 126
-            child = Shell(child_context, name=args[0], args=tuple(args[1:]))
+            child = Shell(child_context, name=args[0], args=tuple(args[1:]), budget=self.budget)
             script = self.context.files[path].decode(errors="replace")
         else:
-            return (yield from self._interactive(child_context, fds, stdin))
-        child.steps = self.steps
-        code = yield from _redirected(child.run_script(script), lambda data, fd: self._write(fds, fd, data))
-        self.steps = child.steps
-        self.depth -= 1
-        return code
+            child = Shell(child_context, budget=self.budget)
+        self.budget.depth += 1
+        try:
+            if self.budget.depth > MAX_DEPTH:
+                raise ShellError(f"shells nest deeper than {MAX_DEPTH}")
+            if script is None:
+                return (yield from self._interactive(child, fds, stdin))
+            return (yield from _redirected(child.run_script(script), lambda data, fd: self._write(fds, fd, data, counted=True)))
+        finally:
+            self.budget.depth -= 1
+            child._release()
 
-    def _interactive(self, context: Context, fds: dict[int, Target], stdin: str | None) -> Run:
-        """``sh`` with no script: run each line of stdin as it comes."""
-        child = Shell(context)
+    def _interactive(self, child: Shell, fds: dict[int, Target], stdin: str | None) -> Run:
+        """``sh`` with no script: ``child`` runs each line of stdin as it comes (a line at most
+        :data:`MAX_SCRIPT` bytes)."""
         pending = b""
         source = iter([self.context.files.get(stdin, b""), None]) if stdin is not None else None
         while True:
-            if context.tty and source is None and not pending:
-                yield from self._write(fds, STDERR, f"{context.cwd} # ")
+            if child.context.tty and source is None and not pending:
+                yield from self._write(fds, STDERR, f"{child.context.cwd} # ")
             chunk = next(source) if source is not None else (yield Read())
             if chunk is None:
                 lines, pending = [pending] if pending else [], b""
             else:
                 assert isinstance(chunk, bytes)
                 *lines, pending = (pending + chunk).split(b"\n")
+                if len(pending) > MAX_SCRIPT:
+                    raise ShellError(f"a line is longer than {MAX_SCRIPT} bytes")
             for line in lines:
-                child.steps = self.steps
                 try:
                     yield from _redirected(child._script_line(line.decode(errors="replace")),
-                                           lambda data, fd: self._write(fds, fd, data))
+                                           lambda data, fd: self._write(fds, fd, data, counted=True))
                 except _Exit as stop:
                     return stop.code
-                self.steps = child.steps
             if chunk is None:
                 return child.status
 
     def _script_line(self, line: str) -> Run:
         try:
-            tree = parse(line)
+            tree = parse(line, self.budget.depth)
         except ShellError as err:
             yield Write(STDERR, f"{self.name}: {err}\n".encode())
             self.status = 2
             return 2
         return (yield from self._node(tree, {STDOUT: STDOUT, STDERR: STDERR}))
+
+
+def _out_of_memory() -> ShellError:
+    return ShellError(f"out of memory (a shell holds at most {MAX_MEMORY} bytes in variables and words)")
 
 
 def _redirected(run: Run, write: Callable[[bytes, int], Iterator[Event]]) -> Run:
@@ -839,9 +968,12 @@ def _printf(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | Non
         return 1
     fmt, values = _unescape(args[0])[0], args[1:]
     out: list[str] = []
-    while True:
-        i = 0
+    size = 0
+    while True:  # the format again while arguments are left, if it takes any (as coreutils')
+        i, taken = 0, len(values)
         while i < len(fmt):
+            if size > MAX_MEMORY:
+                raise _out_of_memory()
             if fmt[i] == "%" and i + 1 < len(fmt):
                 spec = fmt[i + 1]
                 if spec == "%":
@@ -862,7 +994,8 @@ def _printf(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | Non
             else:
                 out.append(fmt[i])
                 i += 1
-        if not values or "%" not in fmt:
+            size += len(out[-1])
+        if not values or len(values) == taken:
             break
     yield from sh._write(fds, STDOUT, "".join(out))
     return 0
@@ -878,7 +1011,7 @@ def _cat(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | None) 
         if name == "-":  # each chunk as it comes, as a real cat copies its input
             while (chunk := (yield Read())) is not None:
                 assert isinstance(chunk, bytes)
-                yield from sh._write(fds, STDOUT, chunk)
+                yield from sh._write(fds, STDOUT, chunk, counted=True)  # paced by the client, not a step
             continue
         if name.startswith("-") and len(name) > 1:
             continue  # -u and the like change nothing here
@@ -1017,7 +1150,7 @@ def _cd(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | None) -
         yield from sh._write(fds, STDERR, f"{sh.name}: cd: can't cd to {args[0] if args else path}: No such file or directory\n")
         return 2
     sh.context.cwd = path
-    sh.vars["PWD"] = path
+    sh._assign("PWD", path)
     return 0
 
 
@@ -1026,7 +1159,7 @@ def _export(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | Non
     for arg in args:
         name, eq, value = arg.partition("=")
         if eq:
-            sh.vars[name] = value
+            sh._assign(name, value)
         sh.exported.add(name)
     if not args:
         lines = [f"export {n}={shlex.quote(sh.vars[n])}\n" for n in sorted(sh.exported) if n in sh.vars]
@@ -1037,8 +1170,7 @@ def _export(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | Non
 @builtin("unset")
 def _unset(sh: Shell, args: list[str], fds: dict[int, Target], stdin: str | None) -> Run:
     for name in args:
-        sh.vars.pop(name, None)
-        sh.exported.discard(name)
+        sh._unassign(name)
     return 0
     yield
 

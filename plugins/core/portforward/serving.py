@@ -8,6 +8,9 @@ WebSocket upgrade choosing the protocol by its subprotocols, in the client's ord
 
 A request that is no upgrade is refused as kube-apiserver refuses it ("Upgrade request required").
 The pod must be bound to a node; each connection then reaches the pod as it is at that moment.
+A GET (a WebSocket upgrade) is authorized as ``get`` and also as ``create`` on the subresource, as
+kube 1.35's ``AuthorizePodWebsocketUpgradeCreatePermission`` does, so forwarding always needs
+``create`` on ``pods/portforward``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ class PortForwardREST(Served):
         self.registry = registry
 
     async def connect(self, ctx: RequestContext, name: str, exchange: Exchange) -> None:
+        if exchange.method == "GET" and ctx.authorize_create is not None:
+            await ctx.authorize_create()  # the upgrade's GET must be allowed to create, as exec's
         pods = cast(Getter, self.registry.rest("", "pods"))
         pod = (await pods.get(ctx, name)).obj
         if not (pod.get("spec") or {}).get("nodeName"):
