@@ -128,6 +128,7 @@ async def test_the_template_is_immutable(api: Client) -> None:
     ({"schedule": "TZ=UTC * * * * *"}, "spec.schedule", "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"),
     ({"schedule": "@hourly", "timeZone": "Mars/Olympus"}, "spec.timeZone", "unknown time zone Mars/Olympus"),
     ({"schedule": "@hourly", "concurrencyPolicy": "Sometimes"}, "spec.concurrencyPolicy", 'Unsupported value: "Sometimes"'),
+    ({"schedule": "@every 2562048h"}, "spec.schedule", 'time: invalid duration "2562048h"'),  # past Go's int64 nanoseconds
 ])
 async def test_invalid_cron_jobs_are_refused(api: Client, spec: dict[str, Any], field: str, detail: str) -> None:
     body = cron_job("bad", **spec)
