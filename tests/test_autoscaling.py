@@ -175,6 +175,36 @@ def test_v1_keeps_what_v2_holds_in_annotations(cluster: Cluster) -> None:
     cluster.kubectl.run("delete", "hpa", "both")
 
 
+METRICS, BEHAVIOR = "autoscaling.alpha.kubernetes.io/metrics", "autoscaling.alpha.kubernetes.io/behavior"
+CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions"
+
+
+@pytest.mark.parametrize(("key", "value", "why"), [
+    (METRICS, [{"type": "Pods", "pods": {"metricName": "x", "targetAverageValue": "1", "selector": {"matchLabels": [1]}}}],
+     "[0].pods.selector.matchLabels: Invalid value"),
+    (METRICS, [{"type": "Object", "object": {"target": 5, "metricName": "x", "targetValue": "1"}}], "[0].object.target: Invalid value"),
+    (METRICS, [{"type": "Resource", "resource": {"name": "cpu", "targetAverageUtilization": 2**31}}],
+     "[0].resource.targetAverageUtilization: Invalid value: cannot unmarshal number 2147483648 into Go value of type int32"),
+    (METRICS, [{"type": "Resource", "resource": {"name": "cpu", "targetAverageUtilization": 10**23}}],
+     "[0].resource.targetAverageUtilization: Invalid value"),
+    (METRICS, [{"type": "External", "external": {"metricName": "x", "metricSelector": {
+        "matchExpressions": [{"key": "a", "operator": "In", "values": "zz"}]}}}], "[0].external.metricSelector.matchExpressions[0].values"),
+    (BEHAVIOR, {"scaleUp": {"stabilizationWindowSeconds": 2**31}}, "scaleUp.stabilizationWindowSeconds: Invalid value"),
+    (CONDITIONS, [{"type": 1, "status": "True"}], "[0].type: Invalid value"),
+])
+def test_v1_annotations_are_type_checked(cluster: Cluster, key: str, value: Any, why: str) -> None:
+    """What the annotations hold is loaded as a body is: a wrong type or an int32 out of range is
+    a 400 naming the annotation (as kube's conversion fails), never a 500 or a stored object v2
+    cannot read."""
+    body = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "typed", "annotations": {key: json.dumps(value)}},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 3}}
+    status, bad = cluster.http("POST", HPAS.format(version="v1"), body)
+    assert status == 400 and bad["reason"] == "BadRequest", bad
+    assert f"annotation {key}: {why}" in bad["message"]
+    assert cluster.http("GET", HPAS.format(version="v2") + "/typed")[0] == 404
+
+
 def test_python_client_typed_api_and_validation(python_client: Any) -> None:
     api = k8s.AutoscalingV2Api(python_client)
     body = k8s.V2HorizontalPodAutoscaler(

@@ -204,6 +204,19 @@ async def test_grace_comes_from_the_pod_or_the_request(api):
     assert "deletionTimestamp" not in (await api.get(f"{PODS}/dry")).body["metadata"]
 
 
+async def test_an_int64_grace_period_is_kept_with_a_deadline_a_century_ahead(api):
+    """A timedelta holds less than an int64 of seconds: the deletionTimestamp is capped, never a 500."""
+    longest = 2**63 - 1
+    await bound_pod(api, "patient", terminationGracePeriodSeconds=longest)
+    meta = (await api.delete(f"{PODS}/patient")).body["metadata"]
+    assert meta["deletionGracePeriodSeconds"] == longest and seconds_ahead(meta["deletionTimestamp"]) > 99 * 365 * 86400
+    await bound_pod(api, "asked")
+    reply = await api.delete(f"{PODS}/asked", params={"gracePeriodSeconds": str(longest)})
+    assert reply.status == 200 and reply.body["metadata"]["deletionGracePeriodSeconds"] == longest
+    shorter = await api.delete(f"{PODS}/asked", {"gracePeriodSeconds": 10})  # shortened from the capped deadline
+    assert 8 <= seconds_ahead(shorter.body["metadata"]["deletionTimestamp"]) <= 10
+
+
 async def test_pods_no_kubelet_runs_go_at_once(api):
     await api.post(PODS, pod("pending"))  # not scheduled
     assert (await api.delete(f"{PODS}/pending")).status == 200

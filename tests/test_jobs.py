@@ -5,6 +5,7 @@ history; plus the pure parts (the cron parser, missed schedules, index intervals
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from kplane.core.meta import clock
 from kplane.core.serving.apiserver import APIServer
 from kplane.plugins.batch import cron
 from kplane.plugins.batch.controllers.cronjob import most_recent_schedule
-from kplane.plugins.batch.indexes import format_indexes, interval_error, parse_indexes
+from kplane.plugins.batch.indexes import Indexes, interval_error
 from tests.conftest import Client
 from tests.servers import server_config
 from tests.waiting import eventually
@@ -127,6 +128,7 @@ async def test_the_template_is_immutable(api: Client) -> None:
     ({"schedule": "TZ=UTC * * * * *"}, "spec.schedule", "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"),
     ({"schedule": "@hourly", "timeZone": "Mars/Olympus"}, "spec.timeZone", "unknown time zone Mars/Olympus"),
     ({"schedule": "@hourly", "concurrencyPolicy": "Sometimes"}, "spec.concurrencyPolicy", 'Unsupported value: "Sometimes"'),
+    ({"schedule": "@every 2562048h"}, "spec.schedule", 'time: invalid duration "2562048h"'),  # past Go's int64 nanoseconds
 ])
 async def test_invalid_cron_jobs_are_refused(api: Client, spec: dict[str, Any], field: str, detail: str) -> None:
     body = cron_job("bad", **spec)
@@ -194,6 +196,31 @@ async def test_indexed_job_runs_each_index_once(api: Client) -> None:
     pod = next(p for p in pods if p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] == "1")
     assert pod["metadata"]["name"].startswith("indexed-1-") and pod["spec"]["hostname"] == "indexed-1"
     assert pod["spec"]["containers"][0]["env"][0]["name"] == "JOB_COMPLETION_INDEX"
+
+
+async def healthz_seconds(api: Client) -> float:
+    """How long /healthz takes: the controllers share the server's event loop."""
+    began = time.monotonic()
+    assert (await api.get("/healthz")).status == 200
+    return time.monotonic() - began
+
+
+@SHARED
+async def test_an_indexed_job_of_two_billion_completions_costs_what_it_runs(api: Client) -> None:
+    await create(api, job("vast", completions=2**31 - 1, parallelism=2, completionMode="Indexed", backoffLimitPerIndex=1))
+    worst = 0.0
+
+    async def some_done() -> str | None:
+        nonlocal worst
+        worst = max(worst, await healthz_seconds(api))
+        done = ((await api.get(f"{JOBS}/vast")).body.get("status") or {}).get("completedIndexes") or ""
+        return done if len(Indexes.parse(done, 2**31 - 1)) >= 4 else None
+
+    done = await eventually(some_done, what="four indexes to complete")
+    assert worst < 0.5, f"/healthz took {worst:.2f}s"
+    assert done.startswith("0-")  # the lowest pending indexes first, as intervals
+    assert (await api.delete(f"{JOBS}/vast", params={"propagationPolicy": "Background"})).status == 200
+    await eventually(lambda: _no_pods(api, "vast"), what="its pods to go")
 
 
 @SHARED
@@ -316,6 +343,15 @@ async def test_cron_job_runs_a_missed_schedule_and_keeps_history(api: Client) ->
 
 
 @SHARED
+async def test_an_int64_starting_deadline_is_no_deadline(api: Client) -> None:
+    await create(api, cron_job("patient", startingDeadlineSeconds=2**63 - 1), CRON_JOBS)
+    await missed_a_run(api, "patient")
+    await eventually(lambda: jobs_of(api, "patient"), what="the missed run started")
+    assert not any(r == "MissSchedule" for r in await reasons(api, "patient"))
+    assert (await api.delete(f"{CRON_JOBS}/patient", params={"propagationPolicy": "Background"})).status == 200
+
+
+@SHARED
 async def test_forbid_skips_a_run_while_one_is_active(api: Client) -> None:
     body = cron_job("single", concurrencyPolicy="Forbid")
     body["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["annotations"]["kplane.io/run-seconds"] = "600"
@@ -375,7 +411,12 @@ def test_most_recent_schedule_skips_to_the_latest_missed_time() -> None:
 
 
 def test_index_intervals() -> None:
-    assert format_indexes({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8"
-    assert parse_indexes("0-2,5,7-9", 8) == {0, 1, 2, 5, 7}
+    done = Indexes.parse("5,0-2,x,7-9,40", 8)  # sorted, cut at completions, the unparseable left out
+    assert str(done) == "0-2,5,7" and len(done) == 5 and 5 in done and 6 not in done
+    done.add(6)
+    done.add(3)
+    assert str(done) == "0-3,5-7" and done.first_missing(3, 8, skip={4}) == []
+    huge = Indexes.parse("0-2147483640,2147483642", 2**31 - 1)  # one pair, not two billion ints
+    assert len(huge) == 2147483642 and huge.first_missing(5, 2**31 - 1, skip={2147483641}) == [2147483643, 2147483644, 2147483645, 2147483646]
     assert interval_error("1,0", 5) == "non-increasing order, previous: 1, current: 0"
     assert interval_error("0-9", 5) == "too large: 9"

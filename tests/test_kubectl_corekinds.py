@@ -5,11 +5,19 @@ simulated nodes on): generators, get columns, describe, scale, admission message
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 
+import aiohttp
+import pytest
 import yaml
 
+from kplane.core.audit.options import AuditOptions
+from kplane.core.serving.apiserver import APIServer
+from tests.conftest import Client
+from tests.servers import server_config
 from tests.kubectl_cli import Kubectl
-from tests.waiting import wait_until
+from tests.waiting import eventually, wait_until
 
 RC = """
 apiVersion: v1
@@ -226,3 +234,47 @@ def test_typed_python_client_and_validation(kubectl: Kubectl) -> None:
     assert [c["field"] for c in status["details"]["causes"]] == ["spec.selector", "spec.template"]
     status = refused(scheduling.create_priority_class, {"metadata": {"name": "huge"}, "value": 2000000000})
     assert "maximum allowed value of a user defined priority is 1000000000" in status["message"]
+
+
+DISCOVERY_AUDIT = """
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  nonResourceURLs: ["/apis"]
+- level: None
+"""
+
+
+@pytest.fixture
+async def audited(tmp_path: Path) -> AsyncIterator[tuple[Client, Path]]:
+    """A server running its controllers that audits discovery's first request; and its audit log."""
+    (tmp_path / "policy.yaml").write_text(DISCOVERY_AUDIT)
+    audit = AuditOptions(policy_file=tmp_path / "policy.yaml", log_path=str(tmp_path / "audit.log"))
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=True, audit=audit))
+    await srv.start()
+    try:
+        async with aiohttp.ClientSession(base_url=srv.url) as session:
+            yield Client(session), tmp_path / "audit.log"
+    finally:
+        await srv.stop()
+
+
+async def test_a_quota_naming_unknown_resources_costs_one_discovery(audited: tuple[Client, Path]) -> None:
+    """300 ``count/`` names nothing serves, synced again on each ConfigMap: discovery runs once
+    (a miss is remembered), not once per name and sync."""
+    api, audit_log = audited
+    hard = {f"count/nothing{i}.example.com": "1" for i in range(300)} | {"count/configmaps": "10"}
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "many"}, "spec": {"hard": hard}}
+    assert (await api.post("/api/v1/namespaces/default/resourcequotas", quota)).status == 201
+    for count in (1, 2, 3):
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{count}"}}
+        assert (await api.post("/api/v1/namespaces/default/configmaps", body)).status == 201
+
+        async def counted(count: int = count) -> bool:
+            used = ((await api.get("/api/v1/namespaces/default/resourcequotas/many")).body.get("status") or {}).get("used") or {}
+            return used.get("count/configmaps") == str(count) and used.get("count/nothing0.example.com") == "0"
+        await eventually(counted, what=f"{count} ConfigMaps counted")
+    discoveries = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    assert len([e for e in discoveries if "resourcequota" in e["user"]["username"]]) == 1, discoveries

@@ -173,3 +173,40 @@ def test_parallel_scale_with_claims_deleted_by_policy(kubectl: Kubectl) -> None:
     assert [s.metadata.name for s in apps.list_namespaced_stateful_set("default", label_selector="").items if s.metadata.name == "par"] == ["par"]
     kubectl.run("delete", "sts", "par")
     wait_until(lambda: not pods(kubectl, "par") and not claims(kubectl, "par"), what="pods and claims collected with the set")
+
+
+def healthz_seconds(kubectl: Kubectl) -> float:
+    """How long the server takes to answer /healthz (its controllers share its event loop)."""
+    server = yaml.safe_load((kubectl.workdir / "data" / "kubeconfig").read_text())["clusters"][0]["cluster"]["server"]
+    began = time.monotonic()
+    with urllib.request.urlopen(f"{server}/healthz", timeout=30) as reply:
+        reply.read()
+    return time.monotonic() - began
+
+
+def test_a_huge_replicas_is_worked_through_sync_by_sync(kubectl: Kubectl) -> None:
+    def huge(name: str, policy: str) -> str:
+        body = yaml.safe_load(manifest(name, replicas=2**31 - 1, podManagementPolicy=policy))
+        del body["spec"]["volumeClaimTemplates"]
+        template = body["spec"]["template"]["spec"]
+        template["containers"][0].pop("volumeMounts")
+        template["nodeSelector"] = {"kplane.io/nowhere": "true"}  # pods stay Pending: cheap
+        return yaml.safe_dump(body)
+
+    kubectl.apply_file("apply", huge("ordered", "OrderedReady"))
+    wait_until(lambda: kubectl.json("get", "sts", "ordered").get("status", {}).get("replicas") == 1, what="the first pod counted")
+    assert sorted(pods(kubectl, "ordered")) == ["ordered-0"]  # the next waits for it to be ready
+
+    kubectl.apply_file("apply", huge("wide", "Parallel"))
+    worst = 0.0
+    while len(names := kubectl.run("get", "pods", "-l", "app=wide", "-o", "name").stdout.split()) < 100:
+        worst = max(worst, healthz_seconds(kubectl))
+    kubectl.run("scale", "sts", "wide", "--replicas=0")  # soon: each pod costs events, which have a bounded queue
+    assert worst < 1.0, f"/healthz took {worst:.2f}s while the set grew"
+    ordinals = sorted(int(name.rsplit("-", 1)[1]) for name in names)
+    assert ordinals[-1] < len(ordinals) + 500  # the lowest ordinals first, a burst at a time
+    kubectl.run("delete", "sts", "ordered")
+    wait_until(lambda: not kubectl.run("get", "pods", "-l", "app in (wide,ordered)", "-o", "name").stdout.strip(),
+               timeout=60, what="the pods deleted on the scale-down")
+    assert healthz_seconds(kubectl) < 1.0
+    kubectl.run("delete", "sts", "wide")

@@ -39,6 +39,7 @@ from kplane.core.storage import interface as st
 from kplane.core.storage.keys import resource_prefix
 
 GENERATE_NAME_ATTEMPTS = 8
+MAX_GRACE_SECONDS = 100 * 365 * 86400  # a longer grace period (an int64 of seconds) is as good as forever
 
 
 @dataclass(slots=True)
@@ -434,7 +435,7 @@ class Store(Served):
                 return False, False
             if requested is None or requested >= current:
                 return False, True
-            moment = clock.parse(meta.deletion_timestamp) - timedelta(seconds=current) + timedelta(seconds=requested)
+            moment = clock.parse(meta.deletion_timestamp) - _grace(current) + _grace(requested)
             if moment < now:  # already past the shorter grace: now, and still graceful unless 0
                 moment, requested = now, min(requested, 1)
             meta.deletion_timestamp, meta.deletion_grace_period_seconds = clock.at(moment), requested
@@ -442,7 +443,7 @@ class Store(Served):
         period = self.strategy.grace_period(ctx, obj, requested)
         if period is None:
             return False, False
-        meta.deletion_timestamp = clock.at(now + timedelta(seconds=period))
+        meta.deletion_timestamp = clock.at(now + _grace(period))
         meta.deletion_grace_period_seconds = period
         if meta.generation:
             meta.generation += 1
@@ -627,3 +628,8 @@ def _decode_continue(token: str, prefix: str) -> tuple[int, str]:
     if revision <= 0 or ".." in start.split("/"):
         raise errors.bad_request("continue key is not valid: the resource version is invalid")
     return revision, prefix + start
+
+
+def _grace(seconds: int) -> timedelta:
+    """A grace period as a timedelta, capped: a timedelta holds less than an int64 of seconds."""
+    return timedelta(seconds=min(seconds, MAX_GRACE_SECONDS))

@@ -140,6 +140,9 @@ _DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)([^\d.]*)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+MAX_DURATION_SECONDS = (2**63 - 1) / 1e9  # the longest Go duration (about 292 years)
+
+
 def parse_duration(text: str) -> float:
     """Seconds in a Go duration (``1m30s``, ``500ms``, ``0``); ValueError worded as Go's."""
     rest = text[1:] if text[:1] in ("-", "+") else text
@@ -159,6 +162,8 @@ def parse_duration(text: str) -> float:
             raise ValueError(f'time: unknown unit "{unit}" in duration "{text}"')
         total += float(number) * _UNIT_SECONDS[unit]
         position = match.end()
+    if total > MAX_DURATION_SECONDS:  # Go's int64 of nanoseconds overflows: the same error
+        raise ValueError(f'time: invalid duration "{text}"')
     return -total if text.startswith("-") else total
 
 

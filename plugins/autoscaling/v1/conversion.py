@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from kplane.api import DecodeError, Schema, errors, python_to_wire, shape_of, wire_to_python
+from kplane.api import DecodeError, Schema, errors, load, python_to_wire, shape_of
 from kplane.plugins.autoscaling.v1 import schemas as v1
 from kplane.plugins.autoscaling.v2 import defaults as v2_defaults
 from kplane.plugins.autoscaling.v2 import schemas as v2
@@ -168,7 +168,10 @@ def _each_source(metric: Data, table: dict[str, tuple[Convert, Convert]], inward
 
 
 def _read(annotations: Data, key: str, schema: type[Schema], many: bool) -> Any:
-    """The annotation ``key`` as Python-named data of ``schema`` (a list of them when ``many``)."""
+    """The annotation ``key`` as Python-named data of ``schema`` (a list of them when ``many``),
+    its values type-checked as a body's are (strings, int32 ranges, quantities, selectors), as
+    Go's decoder checks them: a wrong one is a 400 naming the annotation, never stored. Unknown
+    keys are dropped, as Go's decoder drops them."""
     try:
         value = orjson.loads(annotations.pop(key))
     except orjson.JSONDecodeError as err:
@@ -178,7 +181,13 @@ def _read(annotations: Data, key: str, schema: type[Schema], many: bool) -> Any:
     if many and not all(isinstance(item, dict) for item in value):
         raise _bad(key, "expected a JSON array of objects")
     shape = shape_of(schema)
-    return [wire_to_python(shape, item) for item in value] if many else wire_to_python(shape, value)
+
+    def loaded(item: Data, where: str) -> Data:
+        result = load(shape, item)
+        if result.errors:
+            raise _bad(key, f"{where}{result.errors[0]}")
+        return result.data
+    return [loaded(item, f"[{i}].") for i, item in enumerate(value)] if many else loaded(value, "")
 
 
 def _bad(key: str, why: str) -> DecodeError:

@@ -40,6 +40,14 @@ COMPONENT = "cronjob-controller"
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 MANY_MISSED = 100
 NEXT_DELTA = 0.1  # seconds after a scheduled time the CronJob is looked at again
+MAX_STARTING_DEADLINE = 100 * 365 * 86400  # seconds: an int64 deadline is "never", not an overflow
+
+
+def starting_deadline(cron_job: Obj) -> timedelta | None:
+    """``startingDeadlineSeconds`` as a timedelta, capped at a century (a timedelta holds less
+    than an int64 of seconds, and a longer deadline cannot matter)."""
+    seconds = own.spec(cron_job).get("startingDeadlineSeconds")
+    return None if seconds is None else timedelta(seconds=min(int(seconds), MAX_STARTING_DEADLINE))
 
 
 def most_recent_schedule(cron_job: Obj, now: datetime, schedule: cron.Schedule, zone: tzinfo) -> tuple[datetime | None, int]:
@@ -48,9 +56,9 @@ def most_recent_schedule(cron_job: Obj, now: datetime, schedule: cron.Schedule, 
     startingDeadlineSeconds before now. The count is estimated from the gap between the first two
     times, as kube does, so a schedule years behind costs no more than a regular one."""
     earliest = clock.parse((cron_job.get("status") or {}).get("lastScheduleTime") or cron_job["metadata"]["creationTimestamp"])
-    deadline = own.spec(cron_job).get("startingDeadlineSeconds")
+    deadline = starting_deadline(cron_job)
     if deadline is not None:
-        earliest = max(earliest, now - timedelta(seconds=deadline))
+        earliest = max(earliest, now - deadline)
     first = schedule.next(earliest, zone)
     if first is None or now < first:
         return None, 0
@@ -183,8 +191,8 @@ class CronJobController:
         if missed > MANY_MISSED:
             self._event(cron_job, WARNING, "TooManyMissedTimes",
                         "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew")
-        deadline = spec.get("startingDeadlineSeconds")
-        if deadline is not None and scheduled + timedelta(seconds=deadline) < now:
+        deadline = starting_deadline(cron_job)
+        if deadline is not None and scheduled + deadline < now:
             self._event(cron_job, WARNING, "MissSchedule", f"Missed scheduled time to start a job: {scheduled.strftime('%a, %d %b %Y %H:%M:%S %z')}")
             return next_at
         name = job_name(cron_job, scheduled)

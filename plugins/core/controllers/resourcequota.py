@@ -7,12 +7,15 @@ A quota is synced when it is added or its spec changes, when an object it may co
 deleted, or (a pod) finishes, which gives back what the admission charged (kube's
 replenishment), and every ``sync_period`` seconds (kube's ``--resource-quota-sync-period``,
 5m). Counting ``count/<resource>.<group>`` of a group outside the core one starts an informer
-of that resource, found through discovery, the first time a quota names it. Status is written
-only when it changed."""
+of that resource, found through discovery, the first time a quota names it; a name discovery
+does not know is looked up again only after ``DISCOVERY_TTL`` seconds, so a quota naming
+hundreds of resources that do not exist costs one discovery, not one per name and sync. Status
+is written only when it changed."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +27,7 @@ from kplane.plugins.core.quota import usage as quota_usage
 
 Obj = dict[str, Any]
 SYNC_PERIOD = 300.0
+DISCOVERY_TTL = 30.0  # seconds a discovery's answer stands (kube's quota monitors resync as often)
 CORE = ("pods", "services", "configmaps", "secrets", "replicationcontrollers", "resourcequotas", "persistentvolumeclaims")
 
 
@@ -63,6 +67,8 @@ class ResourceQuotaController:
         self.quota_informer = informers.informer("", "v1", "resourcequotas")
         self.counted: dict[tuple[str, str], Informer] = {}
         self.versions: dict[tuple[str, str], str] = {}
+        self._discovered_at = float("-inf")  # time.monotonic() of the last discovery
+        self._discovering = asyncio.Lock()
         self.queue: WorkQueue[str] = WorkQueue()
 
     async def run(self) -> None:
@@ -113,14 +119,23 @@ class ResourceQuotaController:
         """The informer of a resource a ``count/`` names; None while it lists (or if none exists)."""
         if key not in self.counted:
             if key not in self.versions:
-                for found in await server_resources(self.client, skip_failed=True):
-                    self.versions.setdefault((found.group, found.plural), found.version)
+                await self._discover()
             if key not in self.versions:
                 return None
             self._count(key, self.versions[key])
             self.informers.start()
         informer = self.counted[key]
         return informer if informer.synced.is_set() else None
+
+    async def _discover(self) -> None:
+        """Learn the served resources' versions, unless a discovery ran less than a TTL ago
+        (one at a time: the workers wait for the discovery under way, then use it)."""
+        async with self._discovering:
+            if time.monotonic() - self._discovered_at < DISCOVERY_TTL:
+                return
+            for found in await server_resources(self.client, skip_failed=True):
+                self.versions.setdefault((found.group, found.plural), found.version)
+            self._discovered_at = time.monotonic()
 
     async def _sync(self, key: str) -> None:
         quota = self.quota_informer.indexer.get(key)

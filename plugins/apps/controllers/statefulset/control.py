@@ -8,9 +8,11 @@ created (its claims first) from the update revision, or, below a RollingUpdate's
 the current one; a Failed or Succeeded one is deleted to be made again; one with the wrong
 identity or storage is repaired. Pods beyond the range are *condemned* and deleted, highest
 ordinal first. With OrderedReady each step waits until the pods before it are Running, Ready and
-available, and one pod at a time changes; Parallel does it all at once. Last, RollingUpdate
-deletes pods of old revisions from the highest ordinal down to the partition, at most
-``maxUnavailable`` (default 1) unavailable at once; OnDelete leaves them until a user deletes them.
+available, and one pod at a time changes; Parallel does it all at once, making at most a
+ReplicaSet's burst of missing pods per sync (a huge ``replicas`` is worked through sync by sync,
+never held as one object per ordinal). Last, RollingUpdate deletes pods of old revisions from
+the highest ordinal down to the partition, at most ``maxUnavailable`` (default 1) unavailable at
+once; OnDelete leaves them until a user deletes them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from kplane.api import ApiError, ResourceClient, ownership as own, scaled_value, spec_replicas
 from kplane.plugins.apps.controllers.history import History, find_equal, new_revision, next_revision, sort_revisions
+from kplane.plugins.apps.controllers.replicaset import BURST_REPLICAS
 from kplane.plugins.apps.controllers.statefulset import identity as ident
 from kplane.plugins.apps.controllers.statefulset.identity import API_VERSION, KIND, Obj
 from kplane.plugins.apps.controllers.statefulset.pods import PodControl, StaleClaim
@@ -111,21 +114,22 @@ class StatefulSetControl:
         min_ready = int(spec.get("minReadySeconds") or 0)
         monotonic = spec.get("podManagementPolicy") != "Parallel"
 
-        replicas: list[Obj | None] = [None] * count
+        existing: dict[int, Obj] = {}
         condemned: list[Obj] = []
         for pod in pods:
             index = ident.ordinal(pod)
             if start <= index < start + count:
-                replicas[index - start] = pod
+                existing[index] = pod
             elif index >= 0:
                 condemned.append(pod)
-        for i in range(count):
-            if replicas[i] is None:
-                index = start + i
-                keeps_current = rolling.get("type") == "RollingUpdate" and index < start + kept
-                template, revision = (current_set, current_name) if keeps_current else (update_set, update_name)
-                replicas[i] = ident.new_pod(sts, template, revision, index)
-        present: list[Obj] = [p for p in replicas if p is not None]
+
+        def missing_pod(index: int) -> Obj:
+            keeps_current = rolling.get("type") == "RollingUpdate" and index < start + kept
+            template, revision = (current_set, current_name) if keeps_current else (update_set, update_name)
+            return ident.new_pod(sts, template, revision, index)
+
+        # OrderedReady stops at its first missing pod, Parallel makes at most a burst per sync
+        present, unbuilt = replicas_in_range(existing, start, count, 1 if monotonic else BURST_REPLICAS, missing_pod)
         condemned.sort(key=ident.ordinal, reverse=True)
         first_unhealthy = next((p for p in present if not ident.is_healthy(p)), None)
         if first_unhealthy is None:
@@ -142,7 +146,7 @@ class StatefulSetControl:
             return status
         if rolling.get("type") == "OnDelete":
             return status
-        deleted = await self._roll(sts, present, update_name, partition, count)
+        deleted = await self._roll(sts, present, unbuilt, update_name, start + partition, count)
         status["currentReplicas"] -= deleted
         return status
 
@@ -178,20 +182,39 @@ class StatefulSetControl:
         await self.pods.delete_pod(sts, pod)
         return monotonic
 
-    async def _roll(self, sts: Obj, replicas: list[Obj], update_name: str, partition: int, count: int) -> int:
+    async def _roll(self, sts: Obj, replicas: list[Obj], unbuilt: int, update_name: str, lowest: int, count: int) -> int:
         """The RollingUpdate step: delete pods of older revisions from the highest ordinal down
-        to the partition while fewer than maxUnavailable are unavailable; returns how many."""
+        to ``lowest`` (the partition's) while fewer than maxUnavailable are unavailable (the
+        ``unbuilt`` missing pods count as unavailable too); returns how many."""
         value = ((own.spec(sts).get("updateStrategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable")
         max_unavailable = max(1, scaled_value(1 if value is None else value, count, round_up=False))
-        unavailable = sum(1 for p in replicas if not ident.is_healthy(p))
+        unavailable = unbuilt + sum(1 for p in replicas if not ident.is_healthy(p))
         deleted = 0
-        for pod in reversed(replicas[partition:]):
-            if deleted >= max_unavailable - unavailable:
+        for pod in reversed(replicas):
+            if deleted >= max_unavailable - unavailable or ident.ordinal(pod) < lowest:
                 break
-            if ident.revision_of(pod) != update_name and not ident.is_terminating(pod):
+            if ident.is_created(pod) and ident.revision_of(pod) != update_name and not ident.is_terminating(pod):
                 await self.pods.delete_pod(sts, pod)
                 deleted += 1
         return deleted
+
+
+def replicas_in_range(existing: dict[int, Obj], start: int, count: int, budget: int,
+                      missing_pod: Callable[[int], Obj]) -> tuple[list[Obj], int]:
+    """The pods of ordinals ``start .. start+count-1`` in order: those that exist, and new ones
+    (``missing_pod``) for only the first ``budget`` missing ordinals, so a huge ``replicas``
+    costs what one sync can act on, not an object per ordinal. Also returns how many missing
+    ordinals were left out."""
+    replicas: list[Obj] = []
+    made, index = 0, start
+    for ordinal in [*sorted(existing), start + count]:
+        for missing in range(index, index + min(ordinal - index, budget - made)):
+            replicas.append(missing_pod(missing))
+            made += 1
+        if ordinal < start + count:
+            replicas.append(existing[ordinal])
+        index = ordinal + 1
+    return replicas, count - len(existing) - made
 
 
 def complete_rolling_update(sts: Obj, status: Obj) -> None:
@@ -211,11 +234,12 @@ def status_differs(current: Obj, wanted: Obj) -> bool:
     return any((current.get(k) or 0) != (wanted.get(k) or 0) for k in STATUS_FIELDS)
 
 
-async def write_status(sets: ResourceClient, sts: Obj, wanted: Obj) -> None:
-    """Write the status if it changed; after a 409, once more on a fresh read."""
-    current = sts
+async def write_status(sets: ResourceClient, sts: Obj, wanted: Obj, cached: Callable[[], Obj | None]) -> None:
+    """Write the status if it changed; after a 409, once more on the informer's copy (``cached``:
+    the controller may list and watch StatefulSets, not get them, as kube's role says)."""
+    current: Obj | None = sts
     for attempt in range(2):
-        if not status_differs(current.get("status") or {}, wanted):
+        if current is None or not status_differs(current.get("status") or {}, wanted):
             return
         try:
             await sets.update_status({**current, "status": {**(current.get("status") or {}), **wanted}})
@@ -225,4 +249,4 @@ async def write_status(sets: ResourceClient, sts: Obj, wanted: Obj) -> None:
                 return
             if err.code != 409 or attempt == 1:
                 raise
-        current = await sets.get(sts["metadata"]["name"])
+        current = cached()

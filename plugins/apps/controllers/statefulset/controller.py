@@ -97,7 +97,7 @@ class StatefulSetController:
         chosen = await revisions_of(sts, revisions, history)
         status = await self.control.update(sts, pods, chosen)
         complete_rolling_update(sts, status)
-        await write_status(self._resource("apps", "statefulsets", namespace), sts, status)
+        await write_status(self._resource("apps", "statefulsets", namespace), sts, status, lambda: self.sets.indexer.get(key))
         live = {ident.revision_of(p) for p in pods} | {chosen.current["metadata"]["name"], chosen.update["metadata"]["name"]}
         await history.truncate(revisions, live, int(own.spec(sts).get("revisionHistoryLimit") or 0))
         min_ready = int(own.spec(sts).get("minReadySeconds") or 0)

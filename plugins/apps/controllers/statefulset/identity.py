@@ -28,9 +28,10 @@ _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
 
 def parent_and_ordinal(pod: Obj) -> tuple[str, int]:
-    """The set name and ordinal a pod's name ends in; ('', -1) for a name that has none."""
+    """The set name and ordinal a pod's name ends in; ('', -1) for a name that has none (an
+    ordinal is an int32, as kube parses it)."""
     match = _ORDINAL.match(pod["metadata"].get("name", ""))
-    if match is None or len(match.group(2)) > 9:
+    if match is None or len(match.group(2)) > 10 or int(match.group(2)) > 2**31 - 1:
         return "", -1
     return match.group(1), int(match.group(2))
 

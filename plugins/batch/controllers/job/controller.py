@@ -29,6 +29,7 @@ import asyncio
 import copy
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
@@ -40,7 +41,7 @@ from kplane.api import (
 )
 from kplane.plugins.apps.controllers.replicaset import Expectations, slow_start
 from kplane.plugins.batch.controllers.job import pods as jp
-from kplane.plugins.batch.indexes import format_indexes, parse_indexes
+from kplane.plugins.batch.indexes import Indexes
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -256,7 +257,7 @@ class JobController:
         record = self._backoffs.get(key)
         if record is None or record.failures == 0:
             return 0.0
-        delay = min(self.pod_failure_backoff * 2 ** (record.failures - 1), MAX_POD_FAILURE_BACKOFF)
+        delay = min(self.pod_failure_backoff * 2 ** min(record.failures - 1, 64), MAX_POD_FAILURE_BACKOFF)  # no float overflow
         return max(record.last + delay - time.monotonic(), 0.0)
 
     def record_outcomes(self, key: str, succeeded: int, failed: int) -> None:
@@ -319,6 +320,7 @@ class _Sync:
     def _count_released(self) -> None:
         """Uncounted pods that lost their finalizer (or are gone) are counted now."""
         by_uid = {own.uid(p): p for p in self.pods}
+        completed: Indexes | None = None  # parsed once, on the first index to add
         for kind in ("succeeded", "failed"):
             kept = []
             for uid in self.uncounted[kind]:
@@ -327,9 +329,13 @@ class _Sync:
                     kept.append(uid)
                     continue
                 self.status[kind] = int(self.status.get(kind) or 0) + 1
-                if kind == "succeeded" and pod is not None and self.indexed:
-                    self._complete_index(pod)
+                if kind == "succeeded" and pod is not None and self.indexed and (index := jp.index_of(pod)) is not None:
+                    if completed is None:
+                        completed = Indexes.parse(self.status.get("completedIndexes"), self.completions or 0)
+                    completed.add(index)
             self.uncounted[kind] = kept
+        if completed is not None:
+            self.status["completedIndexes"] = str(completed)
 
     def _collect_finished(self) -> tuple[str, str] | None:
         """Finished pods with the finalizer join the uncounted ones; returns a FailJob rule's
@@ -338,7 +344,7 @@ class _Sync:
         seen = set(self.uncounted["succeeded"]) | set(self.uncounted["failed"])
         fail_job: tuple[str, str] | None = None
         new_succeeded = new_failed = 0
-        completed = parse_indexes(self.status.get("completedIndexes"), self.completions or 0) if self.indexed else set()
+        completed = Indexes.parse(self.status.get("completedIndexes"), self.completions or 0) if self.indexed else Indexes()
         for pod in self.pods:
             if not jp.has_finalizer(pod):
                 continue
@@ -392,21 +398,14 @@ class _Sync:
         if any(isinstance(r, BaseException) for r in results):
             self.c.queue.add_rate_limited(self.key)
 
-    def _complete_index(self, pod: Obj) -> None:
-        index = jp.index_of(pod)
-        if index is None:
-            return
-        done = parse_indexes(self.status.get("completedIndexes"), self.completions or 0) | {index}
-        self.status["completedIndexes"] = format_indexes(done)
-
     # -- steps 3 and 4: the outcome, and the pods it needs ------------------------------------
     def _totals(self) -> tuple[int, int]:
         succeeded = int(self.status.get("succeeded") or 0) + len(self.uncounted["succeeded"])
         failed = int(self.status.get("failed") or 0) + len(self.uncounted["failed"])
         return succeeded, failed
 
-    def _completed_indexes(self) -> set[int]:
-        done = parse_indexes(self.status.get("completedIndexes"), self.completions or 0)
+    def _completed_indexes(self) -> Indexes:
+        done = Indexes.parse(self.status.get("completedIndexes"), self.completions or 0)
         by_uid = {own.uid(p): p for p in self.pods}
         for uid in self.uncounted["succeeded"]:
             pod = by_uid.get(uid)
@@ -511,10 +510,9 @@ class _Sync:
             await self._delete(extra)
         busy = set(running) | {i for p in terminating if (i := jp.index_of(p)) is not None and self.replacement == "Failed"}
         want = min(parallelism, completions - len(done))
-        free = [i for i in range(completions) if i not in done and i not in busy][: max(want - len(running), 0)]
-        await self._create(free[:BURST])
+        await self._create(done.first_missing(min(max(want - len(running), 0), BURST), completions, busy))
 
-    async def _create(self, indexes: list[int | None]) -> None:
+    async def _create(self, indexes: Sequence[int | None]) -> None:
         if not indexes:
             return
         wait = self.c.backoff_left(self.key)
