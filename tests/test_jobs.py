@@ -326,23 +326,23 @@ async def test_cron_job_runs_a_missed_schedule_and_keeps_history(api: Client) ->
     made = await create(api, cron_job("nightly", successfulJobsHistoryLimit=1), CRON_JOBS)
     assert made["spec"]["concurrencyPolicy"] == "Allow" and made["spec"]["failedJobsHistoryLimit"] == 1
     await missed_a_run(api, "nightly")
-    first = (await eventually(lambda: jobs_of(api, "nightly"), what="a Job"))[0]
+    first = (await eventually(lambda: jobs_of(api, "nightly"), 30, what="a Job"))[0]
     scheduled = datetime.fromisoformat(first["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"])
     assert first["metadata"]["name"] == f"nightly-{int(scheduled.timestamp()) // 60}" and scheduled.minute % 5 == 0
-    await finished(api, first["metadata"]["name"])
+    await finished(api, first["metadata"]["name"], timeout=30)
 
     async def saw_it() -> dict[str, Any] | None:
         body = (await api.get(f"{CRON_JOBS}/nightly")).body
         return body if body["status"].get("lastSuccessfulTime") and not body["status"].get("active") else None
-    await eventually(saw_it, what="the CronJob to see its Job complete")
+    await eventually(saw_it, 30, what="the CronJob to see its Job complete")
     await missed_a_run(api, "nightly", minutes=6, schedule="1-59/5 * * * *")
 
     async def replaced() -> list[dict[str, Any]] | None:
         jobs = await jobs_of(api, "nightly")
         names = [j["metadata"]["name"] for j in jobs if not j["metadata"].get("deletionTimestamp")]
         return jobs if names and first["metadata"]["name"] not in names else None
-    await eventually(replaced, timeout=20, what="a second run, and the first deleted past the history limit")
-    await eventually(lambda: _has_reason(api, "nightly", "SuccessfulDelete"), what="the deletion's event")
+    await eventually(replaced, timeout=40, what="a second run, and the first deleted past the history limit")
+    await eventually(lambda: _has_reason(api, "nightly", "SuccessfulDelete"), 30, what="the deletion's event")
     assert {"SuccessfulCreate", "SawCompletedJob"} <= set(await reasons(api, "nightly"))
 
 
