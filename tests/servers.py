@@ -11,10 +11,11 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,21 @@ class Served:
     url: str
     port: int
     kubeconfig: Path
+    #: The server's stderr so far: read as it comes, so that a chatty server never blocks on a full pipe.
+    logs: list[str] = field(default_factory=list)
+
+    def stop(self) -> str:
+        """Terminate the server; its whole stderr."""
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        return "".join(self.logs)
+
+
+def _drain(stream: Any, into: list[str] | None) -> None:
+    """Read ``stream`` to its end, keeping the lines in ``into`` (None: dropping them)."""
+    for line in stream:
+        if into is not None:
+            into.append(line)
 
 
 def probe_context() -> ssl.SSLContext:
@@ -81,9 +97,19 @@ def serving(data_dir: Path, *args: str, python: str | Path = sys.executable, sec
     port = free_port()
     process = start(data_dir, *args, port=port, python=python, secure=secure, system_pods=system_pods)
     url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
+    served = Served(process, url, port, data_dir / "kubeconfig")
+    readers = [threading.Thread(target=_drain, args=(process.stdout, None), daemon=True),
+               threading.Thread(target=_drain, args=(process.stderr, served.logs), daemon=True)]
+    for reader in readers:
+        reader.start()
     try:
-        wait_ready(url, process)
-        yield Served(process, url, port, data_dir / "kubeconfig")
+        try:
+            wait_ready(url, process)
+        except AssertionError as err:
+            raise AssertionError(f"{err}; its stderr: {''.join(served.logs)}") from None
+        yield served
     finally:
         process.terminate()
-        process.communicate(timeout=10)
+        process.wait(timeout=10)
+        for reader in readers:
+            reader.join(timeout=5)

@@ -312,8 +312,7 @@ def test_http_on_loopback_is_plain_warned_and_without_credentials(tmp_path: Path
         assert not (tmp_path / "data" / "pki").exists()
         with urllib.request.urlopen(f"{served.url}/version", timeout=5) as reply:
             assert reply.status == 200
-        served.process.terminate()
-        _, err = served.process.communicate(timeout=10)
+        err = served.stop()
     assert "WARNING" in err and f"serving plain HTTP on {served.url} (--http)" in err
 
 
