@@ -10,11 +10,11 @@ from kplane.api import (
     FIELD_IMMUTABLE, FieldError, LabelSelector, LabelSelectorRequirement, forbidden, invalid, is_dns1035_label,
     is_dns1123_subdomain, not_supported, required, too_long, validate_label_selector,
 )
+from kplane.plugins.core.services import PROTOCOLS
 from kplane.plugins.networking.types import Ingress, IngressClass, NetworkPolicy
 
 PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"]
 POLICY_TYPES = ["Egress", "Ingress"]
-PROTOCOLS = ["SCTP", "TCP", "UDP"]
 MAX_CONTROLLER = 250
 _BAD_PATH_PARTS = ("//", "/./", "/../", "%2f", "%2F")
 _PORT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
