@@ -15,7 +15,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 
-from kplane.plugins.apiextensions.schema.regex import Pattern
+from kplane.api import cel
 
 _DIGITS = re.compile(r"[0-9]+\Z")
 _HEX = "[0-9a-fA-F]"
@@ -182,7 +182,7 @@ def _regex(pattern: str, flags: int = 0) -> Callable[[str], bool]:
     return lambda s: bool(compiled.match(s))
 
 
-_HOSTNAME = Pattern(r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}"
+_HOSTNAME = cel.regex.Pattern(r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}"
                     r"\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$")
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kplane.api import FieldError, forbidden, invalid, not_supported, required
-from kplane.plugins.apiextensions.schema import regex
+from kplane.api import cel
 from kplane.plugins.apiextensions.schema.pruning import prune
 from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 
@@ -451,7 +451,7 @@ def _value_validation(v: Schema, skip_any_of: bool, skip_first_all_of_any_of: bo
     if isinstance(v.get("not"), dict):
         errs += _nested(v["not"], False, f"{path}.not")
     if v.get("pattern"):
-        problem = regex.compile_error(v["pattern"])
+        problem = cel.regex.compile_error(v["pattern"])
         if problem:
             errs.append(invalid(f"{path}.pattern", v["pattern"], f"must be a valid regular expression, but isn't: {problem}"))
     return errs

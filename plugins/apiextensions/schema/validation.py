@@ -30,7 +30,7 @@ from kplane.api import (
     load, not_supported, required, shape_of, too_many, validate_object_meta,
 )
 from kplane.plugins.apiextensions.schema import formats
-from kplane.plugins.apiextensions.schema.regex import Pattern
+from kplane.api import cel
 
 _META = shape_of(ObjectMetaSchema)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -205,7 +205,7 @@ class _Node:
         self.max_length = _int(schema.get("maxLength"))
         self.min_length = _int(schema.get("minLength"))
         pattern = schema.get("pattern")
-        self.pattern = Pattern(pattern) if isinstance(pattern, str) and pattern else None
+        self.pattern = cel.regex.Pattern(pattern) if isinstance(pattern, str) and pattern else None
         self.minimum = self._bound(schema, "minimum", "exclusiveMinimum", "Minimum boundary")
         self.maximum = self._bound(schema, "maximum", "exclusiveMaximum", "Maximum boundary")
         self.multiple_of = self._bound(schema, "multipleOf", "", "MultipleOf")

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from kplane.api import FieldError, FieldErrorType, invalid
-from kplane.plugins.apiextensions.schema.cel.compile import status_text
+from kplane.api import cel
 from kplane.plugins.apiextensions.schema.cel.rules import Rule, RuleNode
 from kplane.plugins.apiextensions.schema.validation import deep_equal
 
@@ -125,10 +125,10 @@ class Evaluation:
             try:
                 result = compiled.program.eval(data=data)
                 failed = result.type().name() == "ERROR"
-                text = status_text(str(result.value())) if failed else ""
+                text = cel.environment.status_text(str(result.value())) if failed else ""
                 passed = not failed and result.plain_value() is True
             except (RuntimeError, ValueError, TypeError, OverflowError) as err:  # values the binding cannot take
-                failed, text, passed = True, status_text(err), False
+                failed, text, passed = True, cel.environment.status_text(err), False
             if failed:
                 if text.startswith("No matching overloads") or text.startswith("no such overload"):
                     detail = (f"'{text}': call arguments did not match a supported operator, function or macro "

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from kplane.api import FieldError, FieldErrorType, forbidden, invalid, not_supported, required
-from kplane.plugins.apiextensions.schema.cel import cost
+from kplane.api import cel
 from kplane.plugins.apiextensions.schema.cel.compile import CompileError, Compiled, compile_rule, signature
 
 REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
@@ -125,7 +125,7 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
     rules: list[Rule] = []
     entries = schema.get("x-kubernetes-validations") or []
     sig = signature(schema)
-    estimator = cost.Estimator(schema)
+    estimator = cel.cost.Estimator(schema)
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, dict):
             continue
@@ -141,8 +141,8 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
             out.errors.append(invalid(f"{at}.rule", entry, err.detail))
             continue
         rule_cost = estimator.cost(compiled.tree) * cardinality
-        if rule_cost > cost.PER_EXPRESSION_LIMIT:
-            out.errors.append(forbidden(f"{at}.rule", cost.exceeds("estimated rule cost", rule_cost, cost.PER_EXPRESSION_LIMIT)))
+        if rule_cost > cel.cost.PER_EXPRESSION_LIMIT:
+            out.errors.append(forbidden(f"{at}.rule", cel.cost.exceeds("estimated rule cost", rule_cost, cel.cost.PER_EXPRESSION_LIMIT)))
         out.costs.append((rule_cost, f"{at}.rule"))
         message_expression = None
         if entry.get("messageExpression"):
@@ -152,9 +152,9 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
                 out.errors.append(invalid(f"{at}.messageExpression", entry, err.detail))
             else:
                 message_cost = estimator.cost(message_expression.tree) * cardinality
-                if message_cost > cost.PER_EXPRESSION_LIMIT:
-                    out.errors.append(forbidden(f"{at}.messageExpression", cost.exceeds(
-                        "estimated messageExpression cost", message_cost, cost.PER_EXPRESSION_LIMIT)))
+                if message_cost > cel.cost.PER_EXPRESSION_LIMIT:
+                    out.errors.append(forbidden(f"{at}.messageExpression", cel.cost.exceeds(
+                        "estimated messageExpression cost", message_cost, cel.cost.PER_EXPRESSION_LIMIT)))
                 out.costs.append((message_cost, f"{at}.messageExpression"))
         if compiled.uses_old_self and uncorrelatable is not None:
             out.errors.append(invalid(f"{at}.rule", entry["rule"],
@@ -173,12 +173,12 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
     if isinstance(schema.get("items"), dict):
         items_path = f"{path}.items"
         keyed = schema.get("x-kubernetes-list-type") == "map"
-        items = build(schema["items"], items_path, out, cardinality * cost.max_size(schema),
+        items = build(schema["items"], items_path, out, cardinality * cel.cost.max_size(schema),
                       uncorrelatable if keyed or uncorrelatable else items_path)
     additional = None
     if isinstance(schema.get("additionalProperties"), dict):
         additional = build(schema["additionalProperties"], f"{path}.additionalProperties", out,
-                           cardinality * cost.max_size(schema), uncorrelatable)
+                           cardinality * cel.cost.max_size(schema), uncorrelatable)
     all_of = [n for j, s in enumerate(schema.get("allOf") or [])
               if (n := build(s, f"{path}.allOf[{j}]", out, cardinality, uncorrelatable)) is not None]
     if not (rules or properties or items or additional or all_of):
@@ -190,10 +190,10 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
 def total_cost_errors(out: Build, path: str) -> list[FieldError]:
     """The per-CRD budget: the costliest expressions and the schema, when the total is over it."""
     total = sum(c for c, _ in out.costs)
-    if total <= cost.PER_CRD_LIMIT:
+    if total <= cel.cost.PER_CRD_LIMIT:
         return []
     detail = "contributed to estimated rule & messageExpression cost total exceeding cost limit for entire OpenAPIv3 schema"
     worst = sorted(out.costs, reverse=True)[:4]
     return [*(FieldError(FieldErrorType.FORBIDDEN, p, detail) for _, p in worst),
-            forbidden(path, cost.exceeds("x-kubernetes-validations estimated rule & messageExpression cost total "
-                                         "for entire OpenAPIv3 schema", total, cost.PER_CRD_LIMIT))]
+            forbidden(path, cel.cost.exceeds("x-kubernetes-validations estimated rule & messageExpression cost total "
+                                         "for entire OpenAPIv3 schema", total, cel.cost.PER_CRD_LIMIT))]

@@ -9,7 +9,7 @@ object (the product of the enclosing arrays' and maps' largest sizes). Sizes are
 Functions that build strings carry their result's largest size on (cel-go's ``replace``: the
 target's length over the shortest text replaced, times the longest replacement), so a rule that
 grows a bounded string step by step is refused for what building its last step costs (a tenth
-of a unit per character built): its cost is what stops it, as :mod:`~kplane.plugins.apiextensions.schema.cel.evaluation` cannot interrupt one.
+of a unit per character built): its cost is what stops it, as the binding cannot interrupt an evaluation.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import dataclasses
 import math
 from typing import Any
 
-from kplane.plugins.apiextensions.schema.cel.checked import Node
+from kplane.core.cel.checked import Node
 
 PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
 PER_CRD_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit

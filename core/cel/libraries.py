@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from cel_expr_python import cel
 
-from kplane.api import quantity
-from kplane.plugins.apiextensions.schema import regex
+from kplane.core.meta import quantity
+from kplane.core.cel import regex
 
 T = cel.Type
 OPAQUE = T.Map(T.STRING, T.STRING)  # the static type of a library value

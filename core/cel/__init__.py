@@ -1,0 +1,14 @@
+"""CEL as Kubernetes uses it (``k8s.io/apiserver/pkg/cel``), on Google's cel-cpp (``cel-expr-python``):
+one environment for every expression the server evaluates - CRD validation rules, admission
+match conditions, ValidatingAdmissionPolicy and MutatingAdmissionPolicy expressions.
+
+* :mod:`.environment` - the environment: Kubernetes' libraries and cel-go's extensions, the
+  variables each use declares, and the wording of compile errors.
+* :mod:`.libraries` - Kubernetes' CEL libraries (quantity, url, ip, cidr, regex, lists, sets).
+* :mod:`.regex` - RE2 patterns (``matches``, ``find``, a schema's ``pattern``) as Go words their errors.
+* :mod:`.checked` - a compiled expression's tree, for :mod:`.cost` (static cost estimation).
+"""
+
+from kplane.core.cel import checked, cost, environment, libraries, regex
+
+__all__ = ["checked", "cost", "environment", "libraries", "regex"]
