@@ -1,7 +1,7 @@
 """The admission chain: mutating plugins, then validating plugins, on every write.
 
 Plugins are functions of an :class:`AdmissionRequest`. A mutating plugin may change
-``request.obj``; a validating plugin must not, and rejects a request by raising an
+``request.obj``, in place or by replacing it (the write goes on with ``request.obj``); a validating plugin must not, and rejects a request by raising an
 :class:`~kplane.core.meta.errors.APIError` (usually :func:`deny`, a 403 as in Kubernetes).
 Functions may be plain or ``async``.
 """
@@ -56,21 +56,37 @@ def deny(request: AdmissionRequest, why: str) -> errors.APIError:
     return errors.forbidden_error(rt.plural, rt.group, request.name, why)
 
 
+#: Plugins that run after every other, in this order, whoever registers them first: the
+#: cluster's own extensions (admissionregistration.k8s.io's policies and webhooks) see what the
+#: plugins made of a request, and quota counts what all of them let through (the tail of
+#: kube-apiserver's ``AllOrderedPlugins``).
+LAST = ("MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionWebhook", "ResourceQuota")
+
+
+def _add(plugins: list[tuple[str, AdmissionFunc]], name: str, func: AdmissionFunc) -> None:
+    plugins.append((name, func))
+    plugins.sort(key=lambda entry: LAST.index(entry[0]) + 1 if entry[0] in LAST else 0)  # stable
+
+
 class AdmissionChain:
-    """Ordered admission plugins; registration order is execution order within each phase."""
+    """Ordered admission plugins: registration order within each phase, except that the
+    plugins named in :data:`LAST` run after the others, in that order."""
 
     def __init__(self) -> None:
         self.mutating: list[tuple[str, AdmissionFunc]] = []
         self.validating: list[tuple[str, AdmissionFunc]] = []
 
     def add_mutating(self, name: str, func: AdmissionFunc) -> None:
-        self.mutating.append((name, func))
+        _add(self.mutating, name, func)
 
     def add_validating(self, name: str, func: AdmissionFunc) -> None:
-        self.validating.append((name, func))
+        _add(self.validating, name, func)
 
-    async def mutate(self, request: AdmissionRequest) -> None:
+    async def mutate(self, request: AdmissionRequest) -> Any:
+        """Run the mutating plugins; returns the object as they left it (``request.obj``)."""
         await _run(self.mutating, request)
+        return request.obj
 
     async def validate(self, request: AdmissionRequest) -> None:
         await _run(self.validating, request)

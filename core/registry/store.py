@@ -252,7 +252,8 @@ class Store(Served):
         meta.uid = str(uuid.uuid4())
         meta.creation_timestamp = clock.now()
         meta.deletion_timestamp = meta.deletion_grace_period_seconds = meta.self_link = None
-        await self.admission.mutate(self._admission(Operation.CREATE, ctx, obj, None))
+        obj = await self.admission.mutate(self._admission(Operation.CREATE, ctx, obj, None))
+        meta = obj.metadata
         generated = not meta.name and bool(meta.generate_name)
         for _ in range(GENERATE_NAME_ATTEMPTS if generated else 1):
             if generated:
@@ -350,7 +351,8 @@ class Store(Served):
         meta.deletion_timestamp = old_meta.deletion_timestamp
         meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds
         meta.self_link = None
-        await self.admission.mutate(self._admission(Operation.UPDATE, ctx, obj, old))
+        obj = await self.admission.mutate(self._admission(Operation.UPDATE, ctx, obj, old))
+        meta = obj.metadata
         self.strategy.prepare_for_update(ctx, obj, old)
         problems = validate_object_meta_update(meta, old_meta) + await self._run(self.strategy.validate_update, ctx, obj, old)
         if problems:

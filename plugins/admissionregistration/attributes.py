@@ -1,0 +1,116 @@
+"""One admission request as webhooks and policies see it (``admission.Attributes`` with
+kube's ``VersionedAttributes``): what is asked, by whom, and the objects in any version of the
+kind, converted once per version asked for."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from kplane.api import AdmissionRequest, GroupVersionKind, Operation
+
+# What each operation's ``options`` are (``AdmissionRequest.options``).
+_OPTIONS_KIND = {Operation.CREATE: "CreateOptions", Operation.UPDATE: "UpdateOptions",
+                 Operation.DELETE: "DeleteOptions"}
+
+
+@dataclasses.dataclass(slots=True)
+class Attributes:
+    """``request`` plus its objects' wire forms by version (filled as they are asked for)."""
+
+    request: AdmissionRequest
+    _objects: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = dataclasses.field(default_factory=dict)
+
+    # -- what is asked ------------------------------------------------------------------------
+    @property
+    def operation(self) -> str:
+        return self.request.operation.value
+
+    @property
+    def group(self) -> str:
+        return self.request.resource.group
+
+    @property
+    def version(self) -> str:
+        """The version the request was made in (the URL's)."""
+        rt, asked = self.request.resource, self.request.ctx.version
+        return asked if asked in rt.versions else rt.storage_version
+
+    @property
+    def resource(self) -> str:
+        return self.request.resource.plural
+
+    @property
+    def subresource(self) -> str:
+        return self.request.subresource
+
+    @property
+    def namespace(self) -> str:
+        return self.request.namespace if self.request.resource.namespaced else ""
+
+    @property
+    def name(self) -> str:
+        return self.request.name
+
+    @property
+    def namespaced(self) -> bool:
+        return self.request.resource.namespaced
+
+    @property
+    def dry_run(self) -> bool:
+        return self.request.dry_run
+
+    def kind(self, version: str) -> GroupVersionKind:
+        return self.request.resource.gvk(version)
+
+    # -- the objects ----------------------------------------------------------------------------
+    def objects(self, version: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """``(object, oldObject)`` as wire dicts in ``version`` (None where the operation has
+        none: no object on DELETE, no old one on CREATE). Callers must not change them."""
+        found = self._objects.get(version)
+        if found is None:
+            rt, req = self.request.resource, self.request
+            found = (rt.encode(req.obj, version) if req.obj is not None else None,
+                     rt.encode(req.old, version) if req.old is not None else None)
+            self._objects[version] = found
+        return found
+
+    def replace_object(self, wire: dict[str, Any], version: str) -> None:
+        """A mutation's result (``wire`` in ``version``): the request's object from now on,
+        decoded and defaulted as the kind decodes a client's body."""
+        obj, _ = self.request.resource.decode(wire, version, "Ignore")
+        self.request.obj = obj
+        self._objects.clear()
+
+    # -- the AdmissionReview's request ----------------------------------------------------------
+    def review_request(self, uid: str, version: str) -> dict[str, Any]:
+        """``admission.k8s.io/v1`` AdmissionRequest for a webhook that matched in ``version``
+        (kube's ``CreateV1AdmissionReview``): also the ``request`` variable of CEL expressions."""
+        obj, old = self.objects(version)
+        rt, kind, asked = self.request.resource, self.kind(version), self.version
+        out: dict[str, Any] = {
+            "uid": uid,
+            "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind},
+            "resource": {"group": rt.group, "version": version, "resource": rt.plural},
+            "requestKind": {"group": rt.group, "version": asked, "kind": rt.kind},
+            "requestResource": {"group": rt.group, "version": asked, "resource": rt.plural},
+            "name": self.name,
+            "operation": self.operation,
+            "userInfo": self.request.ctx.user.to_api(),
+            "object": obj,
+            "oldObject": old,
+            "dryRun": self.dry_run,
+        }
+        if self.subresource:
+            out["subResource"] = out["requestSubResource"] = self.subresource
+        if self.namespace:
+            out["namespace"] = self.namespace
+        options_kind = _OPTIONS_KIND.get(self.request.operation)
+        if options_kind is not None:
+            options: dict[str, Any] = {"apiVersion": "meta.k8s.io/v1", "kind": options_kind}
+            if self.request.ctx.field_manager and options_kind != "DeleteOptions":
+                options["fieldManager"] = self.request.ctx.field_manager
+            if self.dry_run:
+                options["dryRun"] = ["All"]
+            out["options"] = options
+        return out
