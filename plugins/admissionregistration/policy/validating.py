@@ -10,16 +10,19 @@ denial is the request's error, as kube words it (``ValidatingAdmissionPolicy 'p'
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import json
 from typing import Any
 
-from kplane.api import AdmissionRequest, Registry, errors
+from kplane.api import AdmissionRequest, Registry, cel, errors
 from kplane.plugins.admissionregistration.attributes import Attributes
 from kplane.plugins.admissionregistration.expressions import (
-    CompileError, Declarations, EvaluationError, activation, compile_expression)
+    CompileError, Declarations, EvaluationError, activation, compile_expression, references)
 from kplane.plugins.admissionregistration.matchconditions import Matcher
 from kplane.plugins.admissionregistration.matching import NamespaceLookup, exempt
+from kplane.plugins.admissionregistration.policy.authorizer import RequestAuthorizer
 from kplane.plugins.admissionregistration.policy.generic import (
     ConfigurationError, Hook, Params, PolicySource, binding_matches, criteria_match)
 from kplane.plugins.admissionregistration.policy.variables import Composition, Variable, compile_variables
@@ -75,6 +78,7 @@ class CompiledPolicy:
     variables: tuple[Variable, ...]
     validations: tuple[Validation, ...]
     audit_annotations: tuple[AuditAnnotation, ...]
+    authorizes: bool  # an expression reads ``authorizer``: evaluated off the event loop
 
 
 def declarations(spec: dict[str, Any]) -> Declarations:
@@ -93,8 +97,12 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
         for v in spec.get("validations") or ())
     audit = tuple(AuditAnnotation(str(a.get("key") or ""), _Expression.of(str(a.get("valueExpression") or ""), decl, "DYN"))
                   for a in spec.get("auditAnnotations") or ())
-    return CompiledPolicy(Matcher(spec.get("matchConditions"), decl), compile_variables(spec.get("variables"), decl),
-                          validations, audit)
+    matcher, variables = Matcher(spec.get("matchConditions"), decl), compile_variables(spec.get("variables"), decl)
+    programs = [*(c.program for c in matcher.conditions), *(v.program for v in variables),
+                *(e.program for v in validations for e in (v.expression, v.message_expression) if e is not None),
+                *(a.value.program for a in audit)]
+    authorizes = any(p is not None and references(p, "authorizer") for p in programs)
+    return CompiledPolicy(matcher, variables, validations, audit, authorizes)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -200,8 +208,11 @@ class ValidatingAdmissionPolicyPlugin:
             return
         denied: list[tuple[str, str, str]] = []  # (policy, binding, message) first denial first
         reasons: list[str] = []
+        authorizer = None
+        if self.authorizers is not None and any(h.compiled.authorizes for h in hooks):
+            authorizer = RequestAuthorizer(self.authorizers, request.ctx.user, asyncio.get_running_loop())
         for hook in hooks:
-            await self._hook(hook, attrs, denied, reasons)
+            await self._hook(hook, attrs, denied, reasons, authorizer)
         if denied:
             policy, binding, message = denied[0]
             subject = f"ValidatingAdmissionPolicy '{policy}' with binding '{binding}'" if binding \
@@ -209,7 +220,7 @@ class ValidatingAdmissionPolicyPlugin:
             raise _denied(request, f"{subject} denied request: {message}", reasons[0])
 
     async def _hook(self, hook: Hook[CompiledPolicy], attrs: Attributes, denied: list[tuple[str, str, str]],
-                    reasons: list[str]) -> None:
+                    reasons: list[str], authorizer: RequestAuthorizer | None) -> None:
         fail = hook.failure_policy != "Ignore"
 
         def configuration(err: Exception, binding: str = "") -> None:
@@ -242,8 +253,11 @@ class ValidatingAdmissionPolicyPlugin:
                 continue
             actions = (binding.get("spec") or {}).get("validationActions") or ()
             for param in params:
-                data = activation(attrs, version, namespace=namespace, params=param)
-                result = validate(hook.compiled, data, fail)
+                data = activation(attrs, version, namespace=namespace, params=param, authorizer=cel.authz.value())
+                if hook.compiled.authorizes and authorizer is not None:
+                    result = await authorizer.run(functools.partial(validate, hook.compiled, data, fail))
+                else:
+                    result = validate(hook.compiled, data, fail)
                 for decision in result.denials:
                     self._act(hook.name, binding, actions, decision, attrs, denied, reasons)
                 for key, value in result.annotations:
