@@ -16,9 +16,12 @@ serve: $(STAMP)
 	$(BIN)/kplane serve $(ARGS)
 
 # The import contracts (.importlinter) first: a broken layer fails in a second, not after the suite.
+# The suite runs on two workers, one test file each at a time (module-scoped servers stay shared);
+# TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m tests.lint_imports
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	cd bench && for b in api_bench storage_bench backends_bench list_bench watch_bench rollout_bench fixture_bench new_plugin_bench overload_bench tls_bench auth_bench crd_bench statefulset_bench daemonset_bench job_bench admission_bench; do \
