@@ -111,7 +111,8 @@ from kplane.core.client.kubeconfig import ClientConfig, KubeconfigError, load_ku
 from kplane.core.client.leaderelection import micro_time  # a Lease's renewTime (node heartbeats)
 from kplane.core.client.rest import ApiError, ResourceClient, RESTClient
 from kplane.core.client.services import (
-    ServiceLookup, ServiceTarget, TLSContexts, UnreachableError, describe_error, service_target,
+    CallError, ServiceLookup, ServiceTarget, TLSContexts, UnreachableError, WebhookClient, describe_error, max_answer,
+    service_target,
 )
 from kplane.core.client.tls import TLSClientConfig
 from kplane.core.client.workqueue import (
@@ -128,6 +129,8 @@ from kplane.core.controllers.references import involved_object
 from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
 from kplane.core.controllers.worker import CacheBehind, Workers, work
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from kplane.core.patching.errors import PatchError
+from kplane.core.patching.jsonpatch import apply_json_patch  # an RFC 6902 patch on a wire dict (a webhook's answer)
 
 # -- storage backends: what a ``kplane.storage`` entry point names and returns --------------------
 from kplane.core.storage import interface as storage

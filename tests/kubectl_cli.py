@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -46,3 +47,13 @@ class Kubectl:
 
     def json(self, *args: str) -> dict:
         return json.loads(self.run(*args, "-o", "json").stdout)
+
+
+async def kubectl_async(env: dict[str, str], *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """The real kubectl, run without blocking the event loop (a webhook in the test answers on it):
+    its exit code, stdout and stderr."""
+    process = await asyncio.create_subprocess_exec("kubectl", *args, env=env, stdin=asyncio.subprocess.PIPE,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(stdin.encode() if stdin else None), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()

@@ -22,6 +22,7 @@ from kplane.core.server.discovery import storage_version_hash
 from kplane.core.serving.apiserver import APIServer
 from tests.certs import Issued, issue, new_ca
 from tests.conftest import Client
+from tests.kubectl_cli import kubectl_async as kubectl
 
 GROUP = "conversion.example.com"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -485,15 +486,6 @@ async def test_tables_are_made_from_the_object_in_the_version_asked_for(api: Cli
 
 
 # -- kubectl ---------------------------------------------------------------------------------------
-async def kubectl(env: dict[str, str], *args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """The real kubectl, run without blocking the loop the webhook answers on."""
-    process = await asyncio.create_subprocess_exec("kubectl", *args, env=env, stdin=asyncio.subprocess.PIPE,
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(stdin.encode() if stdin else None), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 async def test_kubectl_reads_and_writes_each_version(server: APIServer, api: Client, webhook: ConversionWebhook,
                                                      ca: Issued, tmp_path: Path) -> None:

@@ -10,12 +10,15 @@
   system's CAs), unless told to skip it. :class:`TLSContexts` keeps one context per bundle and
   name checked, so a pooled connection verified for one server's name never carries another's
   requests.
+* :class:`WebhookClient` posts a review to a webhook (admission's, CRD conversion's) with a
+  timeout and a bound on the answer's size.
 * :func:`describe_error` words a failed request as Go's net, crypto/tls and net/http errors do,
   for a Status message or a condition; Python's own text never reaches a client.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -181,3 +185,80 @@ def _describe_tls(tls: ssl.SSLError, err: BaseException) -> str:
 def _strerror(code: int) -> str:
     """``connection refused``: the C library's text, lowercased as Go's syscall errors are."""
     return os.strerror(code).lower()
+
+
+# -- posting a review to a webhook ---------------------------------------------------------------
+
+class CallError(Exception):
+    """A webhook that could not be asked or gave no usable answer; ``str()`` is Go's wording
+    (``Post "https://...": dial tcp ...: connect: connection refused``)."""
+
+
+def max_answer(sent: int) -> int:
+    """The most bytes read of a webhook's answer to a review of ``sent`` bytes: room for
+    objects several times their size, never unbounded."""
+    return 4 * sent + (1 << 20)
+
+
+class WebhookClient:
+    """What one server's webhooks (admission's and CRD conversion's) share, as kube's
+    ``webhook.ClientManager``: one HTTP session, the TLS contexts, and the Services a
+    ``clientConfig.service`` is resolved with."""
+
+    def __init__(self, services: ServiceLookup = None) -> None:
+        self.services = services
+        self.tls = TLSContexts()
+        self._session: aiohttp.ClientSession | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    def target(self, client_config: dict[str, Any]) -> tuple[str, ssl.SSLContext, str | None]:
+        """The URL a ``WebhookClientConfig`` names, the TLS context verifying it and the name its
+        certificate must have (None: the URL's host). Raises UnreachableError."""
+        bundle = client_config.get("caBundle") or ""
+        url = client_config.get("url")
+        if url:
+            return url, self.tls.context(bundle, urlsplit(url).hostname), None
+        service = client_config.get("service") or {}
+        found = service_target(self.services, service.get("namespace", ""), service.get("name", ""),
+                               int(service.get("port") or 443))
+        path = service.get("path") or ""
+        url = found.base + (path if path.startswith("/") or not path else "/" + path)
+        return url, self.tls.context(bundle, found.server_hostname), found.server_hostname
+
+    async def post(self, client_config: dict[str, Any], body: bytes, timeout: float, query: str = "") -> bytes:
+        """POST ``body`` (JSON) and return the answer's bytes, read up to :func:`max_answer`;
+        a non-2xx answer, a failure to connect, a timeout or an oversized answer is a CallError."""
+        try:
+            url, context, server_hostname = self.target(client_config)
+        except UnreachableError as err:
+            raise CallError(err.message) from None
+        if query:
+            url += ("&" if urlsplit(url).query else "?") + query
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        limit = max_answer(len(body))
+        try:
+            async with asyncio.timeout(timeout):
+                async with self.session().post(url, data=body, headers=headers, ssl=context, allow_redirects=False,
+                                               server_hostname=server_hostname) as reply:
+                    chunks, size = [], 0
+                    async for chunk in reply.content.iter_chunked(65536):
+                        size += len(chunk)
+                        if size > limit:
+                            raise CallError(f"the webhook's answer is larger than {limit} bytes")
+                        chunks.append(chunk)
+                    if not 200 <= reply.status < 300:
+                        raise CallError(f"the server responded with the status code {reply.status} but did not "
+                                        "return more information")
+                    return b"".join(chunks)
+        except TimeoutError:
+            raise CallError(f'Post "{url}": context deadline exceeded') from None
+        except (aiohttp.ClientError, OSError) as err:
+            raise CallError(f'Post "{url}": {describe_error(err)}') from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
-from kplane.api import AdmissionChain, Authorizers, Registry, Scheme, SharedInformerFactory, hookimpl
+from kplane.api import AdmissionChain, Authorizers, Registry, Scheme, SharedInformerFactory, WebhookClient, hookimpl
 from kplane.plugins.admissionregistration import strategy, types
 from kplane.plugins.admissionregistration.types import GROUP
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
@@ -26,6 +26,8 @@ from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
 from kplane.plugins.admissionregistration.policy import validating
 from kplane.plugins.admissionregistration.policy.generic import Params, PolicySource, namespace_lookup
+from kplane.plugins.admissionregistration.webhooks.dispatcher import MutatingWebhooks, ValidatingWebhooks
+from kplane.plugins.admissionregistration.webhooks.source import WebhookSource
 
 __all__ = ["GROUP"]
 
@@ -36,6 +38,8 @@ VERSIONS = ["v1", "v1beta1", "v1alpha1"]
 #: Each server's ValidatingAdmissionPolicy plugin, made with its admission and handed the
 #: server's authorizers (registered after admission) for the ``authorizer`` variable.
 _policies: WeakKeyDictionary[Registry, validating.ValidatingAdmissionPolicyPlugin] = WeakKeyDictionary()
+#: Each server's webhook client and its two webhook admission plugins.
+_webhooks: WeakKeyDictionary[Registry, tuple[WebhookClient, MutatingWebhooks, ValidatingWebhooks]] = WeakKeyDictionary()
 
 
 @hookimpl
@@ -100,6 +104,14 @@ def kplane_register_admission(chain: AdmissionChain, registry: Registry, informe
                                                         namespace_lookup(registry))
     _policies[registry] = plugin
     chain.add_validating("ValidatingAdmissionPolicy", plugin)
+    services = informers.informer("", "v1", "services")
+    client = WebhookClient(services.indexer.get)
+    namespaces = namespace_lookup(registry)
+    mutating = MutatingWebhooks(WebhookSource(informers, "mutatingwebhookconfigurations"), client, registry, namespaces)
+    validating_hooks = ValidatingWebhooks(WebhookSource(informers, "validatingwebhookconfigurations"), client, registry, namespaces)
+    _webhooks[registry] = (client, mutating, validating_hooks)
+    chain.add_mutating("MutatingAdmissionWebhook", mutating)
+    chain.add_validating("ValidatingAdmissionWebhook", validating_hooks)
 
 
 @hookimpl
@@ -107,3 +119,13 @@ def kplane_register_authorizers(authorizers: Authorizers, registry: Registry) ->
     plugin = _policies.get(registry)
     if plugin is not None:
         plugin.authorizers = authorizers
+    if registry in _webhooks:
+        _, mutating, validating_hooks = _webhooks[registry]
+        mutating.authorizers = validating_hooks.authorizers = authorizers
+
+
+@hookimpl
+async def kplane_shutdown(registry: Registry) -> None:
+    made = _webhooks.pop(registry, None)
+    if made is not None:
+        await made[0].close()

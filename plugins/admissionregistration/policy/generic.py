@@ -58,6 +58,23 @@ def _keys(policy: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
+async def informers_ready(*informers: Informer) -> bool:
+    """Whether the configurations are known (kube's ``WaitForReady``): once the informers
+    listed, waiting a little for them when they run. Before they start - the server's own
+    writes while it starts - there is nothing to enforce yet."""
+    if all(i.synced.is_set() for i in informers):
+        return True
+    if not all(i.started for i in informers):
+        return True
+    try:
+        async with asyncio.timeout(READY_SECONDS):
+            for informer in informers:
+                await informer.synced.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 class PolicySource(Generic[C]):
     """One kind of policy and its bindings as the informers see them (``policy/generic``'s source)."""
 
@@ -75,21 +92,8 @@ class PolicySource(Generic[C]):
                                                     on_delete=self._drop_binding))
 
     async def ready(self) -> bool:
-        """Whether the policies are known (kube's ``WaitForReady``): once the informers listed,
-        waiting a little for them when they run. Before they start - the server's own writes
-        while it starts - there is nothing to enforce yet."""
-        informers = (self.policy_informer, self.binding_informer)
-        if all(i.synced.is_set() for i in informers):
-            return True
-        if not all(i.started for i in informers):
-            return True
-        try:
-            async with asyncio.timeout(READY_SECONDS):
-                for informer in informers:
-                    await informer.synced.wait()
-        except TimeoutError:
-            return False
-        return True
+        """Whether the policies are known (see :func:`informers_ready`)."""
+        return await informers_ready(self.policy_informer, self.binding_informer)
 
     # -- the informers' changes ---------------------------------------------------------------
     def _put_policy(self, policy: dict[str, Any]) -> None:
