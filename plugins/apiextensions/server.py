@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 
 from kplane.api import (
     ConflictError, DeleteOptions, Handlers, ListOptions, Registry, RequestContext, RESTClient, SharedInformerFactory,
-    Store, wait_synced,
+    Store, WebhookClient, wait_synced,
 )
 from kplane.plugins.apiextensions.controllers.conditions import is_true
 from kplane.plugins.apiextensions.controllers.establishing import EstablishingController
@@ -36,7 +36,6 @@ from kplane.plugins.apiextensions.controllers.finalizer import FinalizerControll
 from kplane.plugins.apiextensions.controllers.naming import NamingController
 from kplane.plugins.apiextensions.customresource import install
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
-from kplane.plugins.apiextensions.customresource.conversion import Webhooks
 from kplane.plugins.apiextensions.types import ESTABLISHED, GROUP
 
 log = logging.getLogger(__name__)
@@ -53,7 +52,7 @@ class APIExtensions:
                                         on_delete=self._deleted))
         # Services, to reach conversion webhooks named by ``clientConfig.service``
         self.services = self.informers.informer("", "v1", "services") if registry.scheme.resource("", "v1", "services") else None
-        self.webhooks = Webhooks(self.services)
+        self.webhooks = WebhookClient(self.services.indexer.get if self.services is not None else None)
         self.controllers = [NamingController(self.crds, client, self._reserved), EstablishingController(self.crds, client),
                             FinalizerController(self.crds, client, StoredInstances(registry))]
         self._served: dict[str, tuple[str, str, str]] = {}  # CRD name -> (group, plural, resourceVersion)

@@ -12,7 +12,7 @@
 * The webhook is reached at ``clientConfig.url`` or through ``clientConfig.service`` (resolved
   as kube-apiserver resolves it: :func:`kplane.api.service_target`), over https verified with
   ``caBundle``; within :data:`TIMEOUT` seconds, its answer read up to a bound that grows with
-  what was sent (:func:`max_answer`).
+  what was sent (:class:`kplane.api.WebhookClient`, which admission webhooks use too).
 
 Every failure is a :class:`ConversionError` with Kubernetes' message (``conversion webhook for
 stable.example.com/v2, Kind=CronTab failed: ...``), which the HTTP layer answers as a 500
@@ -21,28 +21,16 @@ InternalError Status, as kube-apiserver does.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Any
-from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 
-from kplane.api import (
-    APIError, Informer, TLSContexts, UnreachableError, describe_error, errors, service_target,
-    validate_annotations, validate_labels,
-)
+from kplane.api import APIError, CallError, WebhookClient, errors, validate_annotations, validate_labels
 
 TIMEOUT = 30.0  # seconds for one review, connecting included (kube's webhook client's default)
 REVIEW_GROUP = "apiextensions.k8s.io"
 REVIEW_VERSIONS = ("v1", "v1beta1")
-
-
-def max_answer(sent: int) -> int:
-    """The most bytes read of a webhook's answer to a review of ``sent`` bytes: room for
-    objects several times their size, never unbounded."""
-    return 4 * sent + (1 << 20)
 
 
 class ConversionError(Exception):
@@ -52,30 +40,10 @@ class ConversionError(Exception):
         return errors.internal_error(str(self))
 
 
-class Webhooks:
-    """What one server's conversion webhooks share: the HTTP session, the TLS contexts and the
-    Services to resolve ``clientConfig.service`` with (None when this server serves none)."""
-
-    def __init__(self, services: Informer | None) -> None:
-        self.services = services
-        self.tls = TLSContexts()
-        self._session: aiohttp.ClientSession | None = None
-
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(),
-                                                  timeout=aiohttp.ClientTimeout(total=TIMEOUT))
-        return self._session
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-
-
 class WebhookConverter:
     """One CRD's conversion webhook (``spec.conversion.webhook``)."""
 
-    def __init__(self, webhooks: Webhooks, group: str, kind: str, webhook: dict[str, Any]) -> None:
+    def __init__(self, webhooks: WebhookClient, group: str, kind: str, webhook: dict[str, Any]) -> None:
         self.webhooks, self.group, self.kind = webhooks, group, kind
         self.client_config: dict[str, Any] = webhook.get("clientConfig") or {}
         self.review_version = next((v for v in webhook.get("conversionReviewVersions") or () if v in REVIEW_VERSIONS), None)
@@ -108,41 +76,14 @@ class WebhookConverter:
 
     # -- the request ---------------------------------------------------------------------------
     async def _post(self, body: bytes) -> Any:
-        url, context, server_hostname = self._target()
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
         try:
-            async with asyncio.timeout(TIMEOUT):
-                async with self.webhooks.session().post(url, data=body, headers=headers, ssl=context, allow_redirects=False,
-                                                        server_hostname=server_hostname) as reply:
-                    raw = await _read_bounded(reply, max_answer(len(body)))
-                    if not 200 <= reply.status < 300:
-                        raise ConversionError(f"the server responded with the status code {reply.status} but did not "
-                                              "return more information")
-        except ConversionError:
-            raise
-        except (aiohttp.ClientError, OSError, TimeoutError) as err:
-            raise ConversionError(f'Post "{url}": {describe_error(err)}') from None
+            raw = await self.webhooks.post(self.client_config, body, TIMEOUT)
+        except CallError as err:
+            raise ConversionError(str(err)) from None
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise ConversionError("the webhook's answer is not JSON") from None
-
-    def _target(self) -> tuple[str, Any, str | None]:
-        """The URL to post to, the TLS context and the name the certificate must have."""
-        config = self.client_config
-        bundle = config.get("caBundle") or ""
-        try:
-            if config.get("url"):
-                url = config["url"]
-                return url, self.webhooks.tls.context(bundle, urlsplit(url).hostname), None
-            service = config.get("service") or {}
-            lookup = self.webhooks.services.indexer.get if self.webhooks.services is not None else None
-            target = service_target(lookup, service.get("namespace", ""), service.get("name", ""), int(service.get("port") or 443))
-        except UnreachableError as err:
-            raise ConversionError(err.message) from None
-        path = service.get("path") or ""
-        url = target.base + (path if path.startswith("/") or not path else "/" + path)
-        return url, self.webhooks.tls.context(bundle, target.server_hostname), target.server_hostname
 
     # -- the answer ----------------------------------------------------------------------------
     def _converted(self, answer: Any, uid: str) -> list[Any]:
@@ -213,14 +154,3 @@ class WebhookConverter:
     def _gvk(self, obj: dict[str, Any]) -> str:
         """An object's group/version and kind as Go prints a GroupVersionKind."""
         return f"{obj.get('apiVersion') or self.group}, Kind={obj.get('kind') or self.kind}"
-
-
-async def _read_bounded(reply: aiohttp.ClientResponse, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in reply.content.iter_chunked(65536):
-        size += len(chunk)
-        if size > limit:
-            raise ConversionError(f"the webhook's answer is larger than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-

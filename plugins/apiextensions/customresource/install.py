@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kplane.api import FieldPath, Registry
+from kplane.api import FieldPath, Registry, WebhookClient
 from kplane.plugins.apiextensions.customresource import deprecation
 from kplane.plugins.apiextensions.customresource.columns import columns
-from kplane.plugins.apiextensions.customresource.conversion import WebhookConverter, Webhooks
+from kplane.plugins.apiextensions.customresource.conversion import WebhookConverter
 from kplane.plugins.apiextensions.customresource.jsonpath import JSONPath, JSONPathError
 from kplane.plugins.apiextensions.customresource.resourcetype import CustomResourceType
 from kplane.plugins.apiextensions.customresource.scale import CustomResourceScale
@@ -27,7 +27,7 @@ from kplane.plugins.apiextensions.schema.validation import SchemaValidator
 PLUGIN = "apiextensions"  # what the Scheme says registered a custom resource's kind
 
 
-def resource_type(crd: dict[str, Any], webhooks: Webhooks) -> CustomResourceType:
+def resource_type(crd: dict[str, Any], webhooks: WebhookClient) -> CustomResourceType:
     spec, status = crd["spec"], crd.get("status") or {}
     names = status.get("acceptedNames") or {}
     conversion = spec.get("conversion") or {}
@@ -100,7 +100,7 @@ class Prepared:
     versions: dict[str, Behaviour]
 
 
-def prepare(crd: dict[str, Any], webhooks: Webhooks) -> Prepared:
+def prepare(crd: dict[str, Any], webhooks: WebhookClient) -> Prepared:
     """The kind, its definition and each version's behaviour, from ``crd``: CPU only, no server state."""
     rt = resource_type(crd, webhooks)
     versions = {v["name"]: behaviour(crd["spec"], v, rt.namespaced) for v in crd["spec"].get("versions") or []}
