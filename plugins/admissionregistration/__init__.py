@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
-from kplane.api import AdmissionChain, Authorizers, Registry, Scheme, SharedInformerFactory, hookimpl
+from kplane.api import AdmissionChain, Authorizers, ControllerManager, Registry, Scheme, SharedInformerFactory, hookimpl
 from kplane.plugins.admissionregistration import strategy, types
 from kplane.plugins.admissionregistration.types import GROUP
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
 from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
-from kplane.plugins.admissionregistration.policy import validating
+from kplane.plugins.admissionregistration.policy import typechecking, validating
 from kplane.plugins.admissionregistration.policy.generic import Params, PolicySource, namespace_lookup
 
 __all__ = ["GROUP"]
@@ -107,3 +107,10 @@ def kplane_register_authorizers(authorizers: Authorizers, registry: Registry) ->
     plugin = _policies.get(registry)
     if plugin is not None:
         plugin.authorizers = authorizers
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    """kube-controller-manager's ``validatingadmissionpolicy-status``: the policies' type checking."""
+    client = manager.client_for("validatingadmissionpolicy-status-controller")
+    manager.add("validatingadmissionpolicy-status", typechecking.TypeChecking(client, manager.informers))
