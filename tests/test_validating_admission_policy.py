@@ -234,3 +234,26 @@ def test_the_authorizer_checks_the_requesting_user_s_permissions(cluster: Cluste
     assert "ValidatingAdmissionPolicy 'authz' with binding 'authz-binding' denied request: only who may read secrets:" \
         in done.stderr
     assert "configmap/by-admin created" in cluster.kubectl.run("create", "-f", "-", stdin=json.dumps(configmap(test, "by-admin"))).stdout
+
+
+def test_type_checking_warns_of_fields_the_matched_kinds_do_not_have(cluster: Cluster) -> None:
+    test = "typechecking"
+    body = policy(test, [{"expression": "object.spec.replicas > 0 && object.spec.replicaz > 0"},
+                         {"expression": "object.metadata.name != ''", "messageExpression": "object.spec.selector.foo"},
+                         {"expression": "object.spec.selector.matchLabels.anything == 'x'"}],
+                  matchConstraints={"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                       "operations": ["CREATE"], "resources": ["deployments"]}]})
+    assert cluster.call("POST", POLICIES, body)[0] == 201
+
+    def checked() -> bool:
+        status = cluster.call("GET", f"{POLICIES}/{test}")[1].get("status") or {}
+        return "typeChecking" in status
+    until(checked)
+    status = cluster.call("GET", f"{POLICIES}/{test}")[1]["status"]
+    assert status["observedGeneration"] == 1
+    assert status["typeChecking"]["expressionWarnings"] == [
+        {"fieldRef": "spec.validations[0].expression",
+         "warning": "apps/v1, Kind=Deployment: undefined field 'replicaz' in object.spec.replicaz"},
+        {"fieldRef": "spec.validations[1].messageExpression",
+         "warning": "apps/v1, Kind=Deployment: undefined field 'foo' in object.spec.selector.foo"}]
+    assert "typechecking" in cluster.kubectl.run("get", "validatingadmissionpolicies").stdout

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
-from kplane.api import AdmissionChain, Authorizers, Registry, Scheme, SharedInformerFactory, WebhookClient, hookimpl
+from kplane.api import (
+    AdmissionChain, Authorizers, ControllerManager, Registry, Scheme, SharedInformerFactory, WebhookClient, hookimpl,
+)
 from kplane.plugins.admissionregistration import strategy, types
 from kplane.plugins.admissionregistration.types import GROUP
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
 from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
-from kplane.plugins.admissionregistration.policy import validating
+from kplane.plugins.admissionregistration.policy import typechecking, validating
 from kplane.plugins.admissionregistration.policy.generic import Params, PolicySource, namespace_lookup
 from kplane.plugins.admissionregistration.webhooks.dispatcher import MutatingWebhooks, ValidatingWebhooks
 from kplane.plugins.admissionregistration.webhooks.source import WebhookSource
@@ -129,3 +131,10 @@ async def kplane_shutdown(registry: Registry) -> None:
     made = _webhooks.pop(registry, None)
     if made is not None:
         await made[0].close()
+
+
+@hookimpl
+def kplane_register_controllers(manager: ControllerManager) -> None:
+    """kube-controller-manager's ``validatingadmissionpolicy-status``: the policies' type checking."""
+    client = manager.client_for("validatingadmissionpolicy-status-controller")
+    manager.add("validatingadmissionpolicy-status", typechecking.TypeChecking(client, manager.informers))

@@ -168,6 +168,10 @@ CONTROLLERS: dict[str, list[dict[str, Any]]] = {
         rule(["get", "list", "watch", "delete"], [BATCH], ["jobs"]),
         EVENTS,
     ],
+    "validatingadmissionpolicy-status-controller": [
+        rule(["get", "list", "watch"], ["admissionregistration.k8s.io"], ["validatingadmissionpolicies"]),
+        rule(["update"], ["admissionregistration.k8s.io"], ["validatingadmissionpolicies/status"]),
+    ],
     "simulated-nodes": [
         rule(["get", "list", "watch", "create", "update", "patch", "delete"], [LEGACY], ["nodes"]),
         rule(["update", "patch"], [LEGACY], ["nodes/status", "pods/status"]),
