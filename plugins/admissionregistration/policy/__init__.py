@@ -1,0 +1,1 @@
+"""Evaluating admission policies (kube's ``admission/plugin/policy``)."""
