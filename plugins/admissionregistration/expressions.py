@@ -12,9 +12,11 @@ named ``variables``).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from kplane.api import cel
+from kplane.plugins.admissionregistration.attributes import Attributes
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,3 +57,64 @@ def compile_expression(source: str, declarations: Declarations, want: str = "BOO
     if want != "DYN" and returns not in (want, "DYN"):
         raise CompileError(f"must evaluate to {'bool' if want == 'BOOL' else want.lower()}")
     return program
+
+
+# -- evaluation --------------------------------------------------------------------------------
+
+#: cel-cpp's wording of an evaluation error → cel-go's, which kube's messages carry.
+_GO_WORDING = ((re.compile(r'^Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
+               (re.compile(r"^No matching overloads? .*"), "no such overload"),
+               (re.compile(r"^No value with name \"(.*)\" found in Activation$"), r"undeclared reference to '\1'"))
+
+
+class EvaluationError(Exception):
+    """An expression that failed at run time; ``detail`` is cel-go's wording of why."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _go_wording(text: str) -> str:
+    text = cel.environment.status_text(text)
+    for pattern, replacement in _GO_WORDING:
+        if pattern.match(text):
+            return pattern.sub(replacement, text)
+    return text
+
+
+def evaluate(program: Any, data: dict[str, Any]) -> Any:
+    """``program``'s result on the variables ``data`` as a plain Python value. Raises
+    EvaluationError (never the binding's own exceptions)."""
+    try:
+        result = program.eval(data=data)
+        if result.type().name() == "ERROR":
+            raise EvaluationError(_go_wording(str(result.value())))
+        return result.plain_value()
+    except (RuntimeError, ValueError, TypeError, OverflowError) as err:  # values the binding cannot take
+        raise EvaluationError(_go_wording(str(err))) from None
+
+
+def namespace_object(namespace: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``namespaceObject`` variable: the request's Namespace, only the metadata fields kube
+    keeps (``CreateNamespaceObject``), its spec and its status."""
+    if namespace is None:
+        return None
+    meta = namespace.get("metadata") or {}
+    kept = {k: meta[k] for k in ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+                                 "creationTimestamp", "deletionTimestamp", "labels", "annotations") if k in meta}
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": kept}
+    for part in ("spec", "status"):
+        if part in namespace:
+            out[part] = namespace[part]
+    return out
+
+
+def activation(attrs: Attributes, version: str, uid: str = "", *, namespace: dict[str, Any] | None = None,
+               params: dict[str, Any] | None = None, authorizer: Any = None) -> dict[str, Any]:
+    """The variables of an expression about the request ``attrs`` seen in ``version``:
+    ``object``, ``oldObject``, ``request``, ``namespaceObject`` (from the Namespace wire dict
+    ``namespace``), and ``params``/``authorizer`` (the caller's, declared or not)."""
+    obj, old = attrs.objects(version)
+    return {"object": obj, "oldObject": old, "request": attrs.review_request(uid, version),
+            "namespaceObject": namespace_object(namespace), "params": params, "authorizer": authorizer}
