@@ -15,8 +15,8 @@ import dataclasses
 import datetime
 from typing import Any
 
-from kplane.api import ApplyConfigurationError, PatchError, apply_json_patch, cel, merge_configuration
-from kplane.api import Shape
+from kplane.api import ApplyConfigurationError, PatchError, Shape, apply_json_patch, merge_configuration
+from kplane.plugins.admissionregistration import expressions
 from kplane.plugins.admissionregistration.expressions import CompileError, Declarations, compile_expression
 from kplane.plugins.admissionregistration.policy.mutating_construction import ConstructionError, rewrite
 
@@ -53,14 +53,12 @@ def compile_mutation(patch_type: str, expression: str, declarations: Declaration
 def evaluate(mutation: Mutation, data: dict[str, Any]) -> Any:
     """The expression's value as JSON for the activation ``data``. Raises MutationError."""
     try:
-        result = mutation.program.eval(data=data)
-    except (RuntimeError, ValueError, TypeError, OverflowError) as err:  # values the binding cannot take
-        raise MutationError(cel.environment.status_text(err)) from None
-    if result.type().name() == "ERROR":
-        raise MutationError(cel.environment.status_text(str(result.value())))
+        value = expressions.evaluate(mutation.program, data)
+    except expressions.EvaluationError as err:
+        raise MutationError(err.detail) from None
     if mutation.mismatch:
         raise MutationError(mutation.mismatch)
-    return to_json(result.plain_value())
+    return to_json(value)
 
 
 def apply(mutation: Mutation, data: dict[str, Any], obj: dict[str, Any], shape: Shape) -> dict[str, Any]:
