@@ -16,4 +16,67 @@ then ResourceQuota (``AdmissionChain`` keeps these names last, in that order).
 
 from __future__ import annotations
 
-GROUP = "admissionregistration.k8s.io"
+from kplane.api import Registry, Scheme, hookimpl
+from kplane.plugins.admissionregistration import strategy, types
+from kplane.plugins.admissionregistration.types import GROUP
+from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
+from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
+from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
+
+__all__ = ["GROUP"]
+
+#: v1 is served; v1beta1 (MutatingAdmissionPolicy as kube 1.34) and v1alpha1 (as 1.32) only
+#: with ``--runtime-config admissionregistration.k8s.io/v1beta1=true`` (or ``v1alpha1``).
+VERSIONS = ["v1", "v1beta1", "v1alpha1"]
+
+
+@hookimpl
+def kplane_register_types(scheme: Scheme, plugin_name: str) -> None:
+    policies = {"v1beta1": v1beta1, "v1alpha1": v1alpha1}
+    for kind, plural, schema in (("ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+                                  v1.ValidatingWebhookConfigurationSchema),
+                                 ("MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+                                  v1.MutatingWebhookConfigurationSchema)):
+        scheme.add_kind(group=GROUP, kind=kind, plural=plural, internal=getattr(types, kind), versions={"v1": schema},
+                        storage_version="v1", namespaced=False, categories=["api-extensions"], plugin=plugin_name)
+    for kind, plural in (("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+                         ("ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings")):
+        versions = {"v1": getattr(v1, f"{kind}Schema")} | {v: getattr(m, f"{kind}Schema") for v, m in policies.items()}
+        scheme.add_kind(group=GROUP, kind=kind, plural=plural, internal=getattr(types, kind), versions=versions,
+                        storage_version="v1", namespaced=False, categories=["api-extensions"], plugin=plugin_name)
+    for kind, plural in (("MutatingAdmissionPolicy", "mutatingadmissionpolicies"),
+                         ("MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings")):
+        scheme.add_kind(group=GROUP, kind=kind, plural=plural, internal=getattr(types, kind),
+                        versions={v: getattr(m, f"{kind}Schema") for v, m in policies.items()},
+                        storage_version="v1beta1", namespaced=False, categories=["api-extensions"], plugin=plugin_name)
+    scheme.set_version_priority(GROUP, VERSIONS)
+    for version in VERSIONS[1:]:
+        scheme.set_served_by_default(GROUP, version, False)
+
+
+@hookimpl
+def kplane_register_conversions(scheme: Scheme) -> None:
+
+    scheme.add_defaulter(GROUP, "v1", "ValidatingWebhookConfiguration", defaults.default_validating_webhook_configuration)
+    scheme.add_defaulter(GROUP, "v1", "MutatingWebhookConfiguration", defaults.default_mutating_webhook_configuration)
+    for version in VERSIONS:
+        scheme.add_defaulter(GROUP, version, "ValidatingAdmissionPolicy", defaults.default_policy)
+        binding = defaults.default_binding_v1alpha1 if version == "v1alpha1" else defaults.default_binding
+        scheme.add_defaulter(GROUP, version, "ValidatingAdmissionPolicyBinding", binding)
+        if version != "v1":
+            scheme.add_defaulter(GROUP, version, "MutatingAdmissionPolicy", defaults.default_policy)
+            scheme.add_defaulter(GROUP, version, "MutatingAdmissionPolicyBinding", binding)
+
+
+@hookimpl
+def kplane_register_strategies(registry: Registry) -> None:
+
+    for plural, made in (("validatingwebhookconfigurations", strategy.ValidatingWebhookConfigurationStrategy()),
+                         ("mutatingwebhookconfigurations", strategy.MutatingWebhookConfigurationStrategy()),
+                         ("validatingadmissionpolicies", strategy.ValidatingAdmissionPolicyStrategy()),
+                         ("validatingadmissionpolicybindings", strategy.ValidatingAdmissionPolicyBindingStrategy()),
+                         ("mutatingadmissionpolicies", strategy.MutatingAdmissionPolicyStrategy()),
+                         ("mutatingadmissionpolicybindings", strategy.MutatingAdmissionPolicyBindingStrategy())):
+        registry.add_strategy(GROUP, plural, made)
+    registry.add_strategy(GROUP, "validatingadmissionpolicies", strategy.ValidatingAdmissionPolicyStatusStrategy(),
+                          subresource="status")
