@@ -16,9 +16,10 @@ then ResourceQuota (``AdmissionChain`` keeps these names last, in that order).
 
 from __future__ import annotations
 
-from kplane.api import Registry, Scheme, hookimpl
+from kplane.api import AdmissionChain, Registry, Scheme, SharedInformerFactory, hookimpl
 from kplane.plugins.admissionregistration import strategy, types
 from kplane.plugins.admissionregistration.types import GROUP
+from kplane.plugins.admissionregistration.policy import mutating_admission  # after GROUP: its modules import it
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
 from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
@@ -80,3 +81,11 @@ def kplane_register_strategies(registry: Registry) -> None:
         registry.add_strategy(GROUP, plural, made)
     registry.add_strategy(GROUP, "validatingadmissionpolicies", strategy.ValidatingAdmissionPolicyStatusStrategy(),
                           subresource="status")
+
+
+@hookimpl
+def kplane_register_admission(chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None) -> None:
+    policy_version = next((v for v in ("v1beta1", "v1alpha1") if registry.scheme.served(GROUP, v)), None)
+    if informers is not None and policy_version is not None:  # MutatingAdmissionPolicy is beta: off by default
+        chain.add_mutating(mutating_admission.PLUGIN,
+                           mutating_admission.MutatingAdmissionPolicy(registry.scheme, informers, policy_version))

@@ -96,6 +96,7 @@ class PolicyError:
     binding: str
     message: str
     failure_policy: str = "Fail"
+    invalid: bool = True  # the status reason: Invalid for a mutation's failure, else Forbidden
 
     def __str__(self) -> str:
         if self.binding:
@@ -137,7 +138,7 @@ def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any]
 
     evaluator, version = invocation.evaluator, invocation.version
     if evaluator.error:
-        return failed(f"failed to configure policy: {evaluator.error}")
+        return failed(evaluator.error)
     data = expressions.activation(attrs, version, namespace=namespace, params=_plain(invocation.param),
                                   authorizer=authorizer)
     data["variables"] = _variables(evaluator.variables, data)
