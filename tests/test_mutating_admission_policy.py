@@ -3,6 +3,12 @@ bindings through a real server."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +18,8 @@ from kplane.plugins.admissionregistration.expressions import CompileError, Decla
 from kplane.plugins.admissionregistration.policy import mutating_patchers as patchers
 from kplane.plugins.admissionregistration.policy.mutating_construction import rewrite
 from kplane.plugins.apps.v1.schemas import DeploymentSchema
+from tests.kubectl_cli import Kubectl
+from tests.servers import serving
 
 DEPLOYMENT = shape_of(DeploymentSchema)
 
@@ -85,3 +93,112 @@ def test_json_patch_from_cel() -> None:
 def test_compile_errors(patch_type: str, expression: str, message: str) -> None:
     with pytest.raises(CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
         patchers.compile_mutation(patch_type, expression, Declarations())
+
+
+# -- through a real server, with the real kubectl ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def kubectl_map(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """`kplane serve` with admissionregistration.k8s.io/v1beta1 on, and kubectl for it."""
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not on PATH")
+    workdir = tmp_path_factory.mktemp("map")
+    with serving(workdir / "data", "--runtime-config", "admissionregistration.k8s.io/v1beta1=true") as served:
+        env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"),
+               "HOME": str(workdir)}
+        yield Kubectl(env, workdir)
+
+
+def _policy(kubectl: Kubectl, name: str, spec: dict[str, Any], binding: dict[str, Any] | None = None) -> None:
+    """A policy for configmaps labelled ``test: <name>``, and its binding."""
+    spec = {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                    "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}],
+                                 "objectSelector": {"matchLabels": {"test": name}}}, **spec}
+    objects = [{"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy",
+                "metadata": {"name": name}, "spec": spec},
+               {"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding",
+                "metadata": {"name": f"{name}-binding"}, "spec": {"policyName": name, **(binding or {})}}]
+    kubectl.run("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+
+
+def _configmap(name: str, test: str, data: dict[str, str] | None = None) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": name, "namespace": "default", "labels": {"test": test}}, "data": data or {}})
+
+
+def _create(kubectl: Kubectl, name: str, test: str, *, until: Callable[[subprocess.CompletedProcess[str]], bool],
+            data: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Create a ConfigMap once the server's informers see the policy: dry runs first, until
+    ``until`` holds for one (the policy is in force), then the real create."""
+    for _ in range(200):
+        probe = kubectl.run("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=_configmap(name, test, data),
+                            check=False)
+        if until(probe):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the policy {test} never took effect: {probe.stdout}{probe.stderr}")
+    return kubectl.run("create", "-o", "json", "-f", "-", stdin=_configmap(name, test, data), check=False)
+
+
+def _mutated(key: str) -> Callable[[subprocess.CompletedProcess[str]], bool]:
+    return lambda done: done.returncode == 0 and key in (json.loads(done.stdout).get("data") or {})
+
+
+def test_apply_configuration_policy(kubectl_map: Kubectl) -> None:
+    _policy(kubectl_map, "apply", {"mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+        "expression": 'Object{metadata: Object.metadata{labels: {"mutated": "yes"}},'
+                      ' data: {"greeting": "hello " + object.metadata.name}}'}}]})
+    done = _create(kubectl_map, "cm-apply", "apply", until=_mutated("greeting"), data={"kept": "1"})
+    made = json.loads(done.stdout)
+    assert made["data"] == {"kept": "1", "greeting": "hello cm-apply"}
+    assert made["metadata"]["labels"] == {"test": "apply", "mutated": "yes"}
+    assert kubectl_map.json("get", "configmap", "cm-apply")["data"]["greeting"] == "hello cm-apply"
+
+
+def test_json_patch_policy_with_params_variables_and_conditions(kubectl_map: Kubectl) -> None:
+    kubectl_map.run("create", "configmap", "map-params", "--from-literal=suffix=-from-params")
+    _policy(kubectl_map, "jsonpatch", {
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "variables": [{"name": "value", "expression": 'object.metadata.name + params.data.suffix'}],
+        "matchConditions": [{"name": "not-skipped", "expression": '!object.metadata.name.startsWith("skip-")'}],
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+                       '[JSONPatch{op: "add", path: "/metadata/labels/" + jsonpatch.escapeKey("example.com/patched"),'
+                       ' value: variables.value}]'}}]},
+        {"paramRef": {"name": "map-params", "namespace": "default", "parameterNotFoundAction": "Deny"}})
+    labelled = lambda done: done.returncode == 0 and "example.com/patched" in json.loads(done.stdout)["metadata"]["labels"]
+    done = _create(kubectl_map, "cm-patch", "jsonpatch", until=labelled)
+    assert json.loads(done.stdout)["metadata"]["labels"] == {"test": "jsonpatch", "example.com/patched": "cm-patch-from-params"}
+    skipped = kubectl_map.run("create", "-o", "json", "-f", "-", stdin=_configmap("skip-me", "jsonpatch"))
+    assert json.loads(skipped.stdout)["metadata"]["labels"] == {"test": "jsonpatch"}
+
+
+def test_failure_policies(kubectl_map: Kubectl) -> None:
+    failing = {"patchType": "JSONPatch", "jsonPatch": {"expression": '[JSONPatch{op: "remove", path: "/data/absent"}]'}}
+    _policy(kubectl_map, "fails", {"failurePolicy": "Fail", "mutations": [failing]})
+    done = _create(kubectl_map, "cm-fails", "fails", until=lambda d: d.returncode != 0)
+    assert done.returncode != 0
+    # kube's answer: 403 with reason Invalid and the message as a cause, which kubectl prints so
+    assert done.stderr.startswith("The configmaps \"cm-fails\" is invalid: : policy 'fails' with binding 'fails-binding' "
+                                  "denied request: JSONPath: error in remove for path: '/data/absent'")
+    _policy(kubectl_map, "ignored", {"failurePolicy": "Ignore", "mutations": [failing, {
+        "patchType": "ApplyConfiguration", "applyConfiguration": {"expression": 'Object{data: {"after": "1"}}'}}]})
+    done = _create(kubectl_map, "cm-ignored", "ignored", until=_mutated("after"))
+    assert json.loads(done.stdout)["data"] == {"after": "1"}
+
+
+def test_reinvocation_if_needed(kubectl_map: Kubectl) -> None:
+    # "reinvoke-a" runs first and copies what "reinvoke-b" (after it, by name) writes.
+    _policy(kubectl_map, "reinvoke-a", {"reinvocationPolicy": "IfNeeded", "mutations": [{
+        "patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+            'has(object.data) && "b" in object.data ? Object{data: {"a": "saw " + object.data["b"]}} : Object{}'}}],
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                "resources": ["configmaps"]}],
+                             "objectSelector": {"matchLabels": {"test": "reinvoke"}}}})
+    _policy(kubectl_map, "reinvoke-b", {"mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+        "expression": 'Object{data: {"b": "value"}}'}}],
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                "resources": ["configmaps"]}],
+                             "objectSelector": {"matchLabels": {"test": "reinvoke"}}}})
+    done = _create(kubectl_map, "cm-reinvoke", "reinvoke", until=_mutated("a"))
+    assert json.loads(done.stdout)["data"] == {"a": "saw value", "b": "value"}

@@ -60,6 +60,8 @@ class MutatingAdmissionPolicy:
         attrs = Attributes(request)
         if matching.exempt(attrs):
             return
+        if not (self.policies.synced.is_set() and self.bindings.synced.is_set()):
+            self.informers.start()  # writes of the server's own start-up come before the informers' start
         try:
             async with asyncio.timeout(READY_TIMEOUT):
                 await wait_synced(self.policies, self.bindings)
