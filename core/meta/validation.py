@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
 
 from kplane.core.meta.errors import FieldError, forbidden, invalid, required, too_long
 from kplane.core.meta.types import ObjectMeta, OwnerReference
@@ -346,4 +347,52 @@ def validate_object_meta_update(new: ObjectMeta, old: ObjectMeta, path: str = "m
     errs.extend(validate_labels(new.labels, f"{path}.labels"))
     errs.extend(validate_annotations(new.annotations, f"{path}.annotations"))
     errs.extend(validate_owner_references(new.owner_references, f"{path}.ownerReferences"))
+    return errs
+
+
+def validate_webhook_url(url: str, path: str) -> list[FieldError]:
+    """``webhook.ValidateWebhookURL`` with https required (webhooks of CRD conversion and admission)."""
+    form = "; desired format: https://host[/path]"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError as err:
+        return [required(path, f"url must be a valid URL: {err}{form}")]
+    errs = []
+    if parts.scheme != "https":
+        errs.append(invalid(path, parts.scheme, "'https' is the only allowed URL scheme" + form))
+    if not parts.netloc.rpartition("@")[2]:
+        errs.append(invalid(path, host, "host must be specified" + form))
+    if "@" in parts.netloc:
+        errs.append(invalid(path, parts.netloc.rpartition("@")[0], "user information is not permitted in the URL"))
+    if parts.fragment:
+        errs.append(invalid(path, parts.fragment, "fragments are not permitted in the URL"))
+    if parts.query:
+        errs.append(invalid(path, parts.query, "query parameters are not permitted in the URL"))
+    return errs
+
+
+def validate_webhook_service(name: str | None, namespace: str | None, url_path: str | None, port: int | None, path: str) -> list[FieldError]:
+    """``webhook.ValidateWebhookService``."""
+    errs: list[FieldError] = []
+    if not name:
+        errs.append(required(f"{path}.name"))
+    if not namespace:
+        errs.append(required(f"{path}.namespace"))
+    port = 443 if port is None else port
+    if not 1 <= port <= 65535:
+        errs.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    if url_path is None or url_path in ("", "/"):
+        return errs
+    if url_path == "//":
+        return [*errs, invalid(f"{path}.path", url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        errs.append(invalid(f"{path}.path", url_path, "must start with a '/'"))
+    steps = url_path[1:]
+    steps = steps[:-1] if steps.endswith("/") else steps
+    for i, step in enumerate(steps.split("/")):
+        if not step:
+            errs.append(invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty"))
+            continue
+        errs += [invalid(f"{path}.path", url_path, f"segment[{i}]: {problem}") for problem in is_dns1123_subdomain(step)]
     return errs

@@ -46,16 +46,24 @@ class CompileError(Exception):
         self.detail = detail
 
 
-def compile_expression(source: str, declarations: Declarations, want: str = "BOOL") -> Any:
+#: CEL's names of the result types an expression may be asked for (kube's wording).
+_TYPE_NAMES = {"BOOL": "bool", "STRING": "string", "NULL": "null_type"}
+
+
+def compile_expression(source: str, declarations: Declarations, want: str | tuple[str, ...] = "BOOL") -> Any:
     """A compiled ``cel.Expression`` of ``source``; ``want``: the result type it must have
-    (``BOOL``, ``STRING``, or ``DYN`` for anything). Raises CompileError."""
+    (``BOOL``, ``STRING``, or ``DYN`` for anything), or a tuple of those it may have (an audit
+    annotation's ``("STRING", "NULL")``). Raises CompileError."""
     try:
         program = cel.environment.new(declarations.signatures()).compile(source)
     except RuntimeError as err:
         raise CompileError(f"compilation failed: {cel.environment.status_text(err)}") from None
     returns = program.return_type().name()
-    if want != "DYN" and returns not in (want, "DYN"):
-        raise CompileError(f"must evaluate to {'bool' if want == 'BOOL' else want.lower()}")
+    wants = (want,) if isinstance(want, str) else want
+    if "DYN" not in wants and returns not in (*wants, "DYN"):
+        if len(wants) == 1:
+            raise CompileError(f"must evaluate to {_TYPE_NAMES.get(wants[0], wants[0].lower())}")
+        raise CompileError(f"must evaluate to one of [{' '.join(_TYPE_NAMES.get(w, w.lower()) for w in wants)}]")
     return program
 
 

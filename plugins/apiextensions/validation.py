@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from kplane.api import (
     FIELD_IMMUTABLE, FieldError, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
-    not_supported, required, too_many,
+    not_supported, required, too_many, validate_webhook_service, validate_webhook_url,
 )
 from kplane.plugins.apiextensions.schema import cel, structural
 from kplane.plugins.apiextensions.schema.structural import Options
@@ -370,10 +370,10 @@ def _conversion(spec: CustomResourceDefinitionSpec, checks: _Checks) -> list[Fie
         if (config.url is None) == (config.service is None):
             errs.append(required(where, "exactly one of url or service is required"))
         elif config.url is not None:
-            errs += _webhook_url(config.url, f"{where}.url")
+            errs += validate_webhook_url(config.url, f"{where}.url")
         elif config.service is not None:
             service = config.service
-            errs += _webhook_service(service.name, service.namespace, service.path, service.port, f"{where}.service")
+            errs += validate_webhook_service(service.name, service.namespace, service.path, service.port, f"{where}.service")
         if config.ca_bundle and not checks.allow_invalid_ca_bundle and not _valid_ca_bundle(config.ca_bundle):
             errs.append(invalid(f"{where}.caBundle", config.ca_bundle, "unable to load root certificates: unable to parse bytes as PEM block"))
     return errs + _review_versions(review or [], checks.require_recognized_review_version, f"{path}.conversionReviewVersions")
@@ -392,54 +392,6 @@ def _review_versions(versions: list[str], require_recognized: bool, path: str) -
         errs += [invalid(f"{path}[{i}]", version, problem) for problem in is_dns1035_label(version)]
     if require_recognized and not seen & set(CONVERSION_REVIEW_VERSIONS):
         errs.append(invalid(path, versions, f"must include at least one of {', '.join(CONVERSION_REVIEW_VERSIONS)}"))
-    return errs
-
-
-def _webhook_url(url: str, path: str) -> list[FieldError]:
-    """``webhook.ValidateWebhookURL`` with https required."""
-    form = "; desired format: https://host[/path]"
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-    except ValueError as err:
-        return [required(path, f"url must be a valid URL: {err}{form}")]
-    errs = []
-    if parts.scheme != "https":
-        errs.append(invalid(path, parts.scheme, "'https' is the only allowed URL scheme" + form))
-    if not parts.netloc.rpartition("@")[2]:
-        errs.append(invalid(path, host, "host must be specified" + form))
-    if "@" in parts.netloc:
-        errs.append(invalid(path, parts.netloc.rpartition("@")[0], "user information is not permitted in the URL"))
-    if parts.fragment:
-        errs.append(invalid(path, parts.fragment, "fragments are not permitted in the URL"))
-    if parts.query:
-        errs.append(invalid(path, parts.query, "query parameters are not permitted in the URL"))
-    return errs
-
-
-def _webhook_service(name: str | None, namespace: str | None, url_path: str | None, port: int | None, path: str) -> list[FieldError]:
-    """``webhook.ValidateWebhookService``."""
-    errs: list[FieldError] = []
-    if not name:
-        errs.append(required(f"{path}.name"))
-    if not namespace:
-        errs.append(required(f"{path}.namespace"))
-    port = 443 if port is None else port
-    if not 1 <= port <= 65535:
-        errs.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
-    if url_path is None or url_path in ("", "/"):
-        return errs
-    if url_path == "//":
-        return [*errs, invalid(f"{path}.path", url_path, "segment[0] may not be empty")]
-    if not url_path.startswith("/"):
-        errs.append(invalid(f"{path}.path", url_path, "must start with a '/'"))
-    steps = url_path[1:]
-    steps = steps[:-1] if steps.endswith("/") else steps
-    for i, step in enumerate(steps.split("/")):
-        if not step:
-            errs.append(invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty"))
-            continue
-        errs += [invalid(f"{path}.path", url_path, f"segment[{i}]: {problem}") for problem in is_dns1123_subdomain(step)]
     return errs
 
 
