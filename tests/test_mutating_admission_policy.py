@@ -113,7 +113,8 @@ def _policy(kubectl: Kubectl, name: str, spec: dict[str, Any], binding: dict[str
     """A policy for configmaps labelled ``test: <name>``, and its binding."""
     spec = {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                                                     "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}],
-                                 "objectSelector": {"matchLabels": {"test": name}}}, **spec}
+                                 "objectSelector": {"matchLabels": {"test": name}}},
+            "reinvocationPolicy": "Never", **spec}
     objects = [{"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy",
                 "metadata": {"name": name}, "spec": spec},
                {"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding",
@@ -202,3 +203,16 @@ def test_reinvocation_if_needed(kubectl_map: Kubectl) -> None:
                              "objectSelector": {"matchLabels": {"test": "reinvoke"}}}})
     done = _create(kubectl_map, "cm-reinvoke", "reinvoke", until=_mutated("a"))
     assert json.loads(done.stdout)["data"] == {"a": "saw value", "b": "value"}
+
+
+def test_mutations_compile_when_the_policy_is_written(kubectl_map: Kubectl) -> None:
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy",
+              "metadata": {"name": "broken"}, "spec": {"reinvocationPolicy": "Never",
+                  "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                          "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                  "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": 'Object{}'}},
+                                {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{"}}]}}
+    done = kubectl_map.run("create", "-f", "-", stdin=json.dumps(policy), check=False)
+    assert done.returncode != 0
+    assert "spec.mutations[0].jsonPatch.expression: Invalid value: \"Object{}\": must evaluate to list(JSONPatch)" in done.stderr
+    assert "spec.mutations[1].applyConfiguration.expression: Invalid value: \"Object{\": compilation failed: " in done.stderr
