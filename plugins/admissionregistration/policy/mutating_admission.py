@@ -114,14 +114,15 @@ class MutatingAdmissionPolicy:
 
     async def _matches(self, match: Mapping[str, Any] | None, attrs: Attributes, version: str | None) -> str | None:
         """The version a ``MatchResources`` sees the request in, or None when it does not match
-        it. ``version``: the policy's, for a binding (whose rules, if any, must cover it too).
+        it. ``version``: the policy's, for a binding (whose rules, if any, must cover the
+        request too; its selectors see the object in the policy's version).
         Raises LookupError when the namespace selector cannot find the namespace."""
         match = match or {}
         rules = match.get("resourceRules") or ()
         if version is None or rules:
             found = matching.matching_version(rules, match.get("matchPolicy"), self.scheme, attrs,
                                               match.get("excludeResourceRules") or ())
-            if found is None or (version is not None and found != version and match.get("matchPolicy") == "Exact"):
+            if found is None:
                 return None
             version = version or found
         elif match.get("excludeResourceRules") and matching.matching_version(
