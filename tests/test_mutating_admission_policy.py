@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kplane.api import shape_of
-from kplane.plugins.admissionregistration.expressions import CompileError, Declarations
+from kplane.plugins.admissionregistration.expressions import CompileError, Declarations, evaluate
 from kplane.plugins.admissionregistration.policy import mutating_patchers as patchers
 from kplane.plugins.admissionregistration.policy.mutating_construction import rewrite
 from kplane.plugins.apps.v1.schemas import DeploymentSchema
@@ -33,7 +33,7 @@ def _deployment() -> dict[str, Any]:
 def _mutate(patch_type: str, expression: str, obj: dict[str, Any]) -> dict[str, Any]:
     mutation = patchers.compile_mutation(patch_type, expression, Declarations())
     data = {"object": obj, "oldObject": None, "request": {}, "namespaceObject": None}
-    return patchers.apply(mutation, data, obj, DEPLOYMENT)
+    return patchers.apply(mutation, lambda program: evaluate(program, data), obj, DEPLOYMENT)
 
 
 def test_construction_becomes_map_literals_checked_against_field_paths() -> None:

@@ -35,6 +35,13 @@ class AuditState:
 AUDIT = web.RequestKey("kplane_audit", AuditState)
 
 
+def admission_annotations(request: web.Request) -> dict[str, str]:
+    """Where admission adds the request's audit annotations: its event's, or a dict nobody
+    reads when the request is not audited."""
+    state = request.get(AUDIT)
+    return state.event.annotations if state is not None and state.event is not None else {}
+
+
 def record_request_object(request: web.Request, obj: Any, *, patch: bool = False) -> None:
     """The body the handler decoded, in the request's group/version as its wire JSON value.
 

@@ -101,6 +101,9 @@ class Event:
     request_object: Any = None  # the body as the handler decoded it (context.record_request_object)
     request_is_patch: bool = False  # a patch is recorded as sent, managed fields and all
     response_body: bytes | dict[str, Any] | None = None  # the JSON answer, or a Status raised
+    #: What admission added (kube's ``Attributes.AddAnnotation``: policies' and webhooks' audit
+    #: annotations), reported with the authorizer's from the stage admission ran in on.
+    annotations: dict[str, str] = field(default_factory=dict)
 
     @property
     def level(self) -> Level:
@@ -124,7 +127,7 @@ class Event:
         """What ``stage`` reports, as it stands now."""
         received = stage == "RequestReceived"
         return Record(self, stage, micro_time(self.received) if received else micro_time(now),
-                      impersonated, dict(annotations), self.object_ref, self.response_status,
+                      impersonated, annotations | self.annotations, self.object_ref, self.response_status,
                       None if received else self.request_object, None if received else self.response_body)
 
 

@@ -6,9 +6,10 @@ match conditions, ValidatingAdmissionPolicy and MutatingAdmissionPolicy expressi
   variables each use declares, and the wording of compile errors.
 * :mod:`.libraries` - Kubernetes' CEL libraries (quantity, url, ip, cidr, regex, lists, sets).
 * :mod:`.regex` - RE2 patterns (``matches``, ``find``, a schema's ``pattern``) as Go words their errors.
+* :mod:`.authz` - the authorizer library (``authorizer.group(...).resource(...).check(verb)``).
 * :mod:`.checked` - a compiled expression's tree, for :mod:`.cost` (static cost estimation).
 """
 
-from kplane.core.cel import checked, cost, environment, libraries, regex
+from kplane.core.cel import authz, checked, cost, environment, libraries, regex
 
-__all__ = ["checked", "cost", "environment", "libraries", "regex"]
+__all__ = ["authz", "checked", "cost", "environment", "libraries", "regex"]

@@ -1,6 +1,6 @@
 """Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) as functions of the CEL
 environment: quantity, url, ip, cidr, regex ``find``/``findAll`` (RE2, :mod:`..regex`), lists
-and sets.
+and sets; the authorizer (:mod:`.authz`).
 
 The binding cannot carry opaque values, so a Quantity, URL, IP or CIDR is a one-entry map
 ``{"<type name>": canonical text}``: equality of two quantities is equality of their values,
@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from cel_expr_python import cel
 
 from kplane.core.meta import quantity
-from kplane.core.cel import regex
+from kplane.core.cel import authz, regex
 
 T = cel.Type
 OPAQUE = T.Map(T.STRING, T.STRING)  # the static type of a library value
@@ -292,4 +292,5 @@ def functions() -> list[cel.FunctionDecl]:
         _fn("sets.equivalent", ("list_sets_equivalent_list", b, [_LIST, _LIST], False,
                                 lambda a, o: _sets_contains(a, o) and _sets_contains(o, a))),
         _fn("sets.intersects", ("list_sets_intersects_list", b, [_LIST, _LIST], False, _sets_intersects)),
+        *authz.functions(_guard),
     ]

@@ -53,6 +53,7 @@ class Informer:
         self.retry = retry
         self.indexer = Indexer()
         self.synced = asyncio.Event()
+        self.started = False  # run() was called: ``synced`` will come (a server's start it before its informers)
         self._handlers: list[Handlers] = []
         self._rv = ""
 
@@ -67,6 +68,7 @@ class Informer:
         return Lister(self.indexer)
 
     async def run(self) -> None:
+        self.started = True
         resyncing = asyncio.create_task(self._resync()) if self.resync > 0 else None
         try:
             await self._reflect()

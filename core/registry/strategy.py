@@ -48,6 +48,8 @@ class RequestContext:
     #: the HTTP layer's authorizer, asked only then; None for writes made in code.
     authorize_create: Callable[[], Awaitable[None]] | None = None
     warnings: list[str] = field(default_factory=list)  # collected and sent as Warning headers
+    #: Audit annotations admission adds (``key: value``), in the request's audit event.
+    audit_annotations: dict[str, str] = field(default_factory=dict)
     #: How the HTTP layer makes the internal object of a write from its wire form in the storage
     #: version (``old``: the stored object's), recording the write in managedFields. A subresource
     #: of a kind of its own that writes its parent (scale) decodes the parent's new state with it.

@@ -20,7 +20,7 @@ from typing import Any, cast
 import orjson
 from aiohttp import web
 
-from kplane.core.audit.context import record_request_object
+from kplane.core.audit.context import admission_annotations, record_request_object
 from kplane.core.authn.filter import user_of
 from kplane.core.authz.filter import create_check
 from kplane.core.config import BOOKMARK_INTERVAL
@@ -394,6 +394,7 @@ def _context(request: web.Request, info: RequestInfo, opts: params.WriteOptions 
         field_manager=opts.field_manager if opts is not None else "",
         user=user_of(request),
         authorize_create=create_check(request),
+        audit_annotations=admission_annotations(request),
     )
 
 

@@ -16,19 +16,27 @@ then ResourceQuota (``AdmissionChain`` keeps these names last, in that order).
 
 from __future__ import annotations
 
-from kplane.api import AdmissionChain, Registry, Scheme, SharedInformerFactory, hookimpl
+from weakref import WeakKeyDictionary
+
+from kplane.api import AdmissionChain, Authorizers, Registry, Scheme, SharedInformerFactory, hookimpl
 from kplane.plugins.admissionregistration import strategy, types
 from kplane.plugins.admissionregistration.types import GROUP
-from kplane.plugins.admissionregistration.policy import mutating_admission  # after GROUP: its modules import it
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
 from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
+from kplane.plugins.admissionregistration.policy import mutating_admission, validating
+from kplane.plugins.admissionregistration.policy.generic import Params, PolicySource, namespace_lookup
 
 __all__ = ["GROUP"]
 
 #: v1 is served; v1beta1 (MutatingAdmissionPolicy as kube 1.34) and v1alpha1 (as 1.32) only
 #: with ``--runtime-config admissionregistration.k8s.io/v1beta1=true`` (or ``v1alpha1``).
 VERSIONS = ["v1", "v1beta1", "v1alpha1"]
+
+#: Each server's ValidatingAdmissionPolicy plugin, made with its admission and handed the
+#: server's authorizers (registered after admission) for the ``authorizer`` variable.
+_policies: WeakKeyDictionary[Registry, validating.ValidatingAdmissionPolicyPlugin] = WeakKeyDictionary()
+_mutating_policies: WeakKeyDictionary[Registry, mutating_admission.MutatingAdmissionPolicy] = WeakKeyDictionary()
 
 
 @hookimpl
@@ -85,7 +93,26 @@ def kplane_register_strategies(registry: Registry) -> None:
 
 @hookimpl
 def kplane_register_admission(chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None) -> None:
+    if informers is None:
+        return
+    source = PolicySource(informers, GROUP, "v1", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                          validating.compile_policy)
+    plugin = validating.ValidatingAdmissionPolicyPlugin(source, Params(informers, registry), registry,
+                                                        namespace_lookup(registry))
+    _policies[registry] = plugin
+    chain.add_validating("ValidatingAdmissionPolicy", plugin)
     policy_version = next((v for v in ("v1beta1", "v1alpha1") if registry.scheme.served(GROUP, v)), None)
-    if informers is not None and policy_version is not None:  # MutatingAdmissionPolicy is beta: off by default
-        chain.add_mutating(mutating_admission.PLUGIN,
-                           mutating_admission.MutatingAdmissionPolicy(registry.scheme, informers, policy_version))
+    if policy_version is not None:  # MutatingAdmissionPolicy is beta: off by default
+        mutating = mutating_admission.MutatingAdmissionPolicy(informers, registry, policy_version)
+        _mutating_policies[registry] = mutating
+        chain.add_mutating(mutating_admission.PLUGIN, mutating)
+
+
+@hookimpl
+def kplane_register_authorizers(authorizers: Authorizers, registry: Registry) -> None:
+    plugin = _policies.get(registry)
+    if plugin is not None:
+        plugin.authorizers = authorizers
+    mutating = _mutating_policies.get(registry)
+    if mutating is not None:
+        mutating.authorizers = authorizers

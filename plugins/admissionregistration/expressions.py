@@ -126,3 +126,15 @@ def activation(attrs: Attributes, version: str, uid: str = "", *, namespace: dic
     obj, old = attrs.objects(version)
     return {"object": obj, "oldObject": old, "request": attrs.review_request(uid, version),
             "namespaceObject": namespace_object(namespace), "params": params, "authorizer": authorizer}
+
+
+def references(program: Any, name: str) -> bool:
+    """Whether a compiled expression reads the variable ``name`` anywhere."""
+    def walk(node: Any) -> bool:
+        if node is None:
+            return False
+        if node.kind == "ident" and node.name == name:
+            return True
+        return any(walk(child) for child in (*node.args, *(k for k, _ in node.entries), *(v for _, v in node.entries),
+                                             node.iter_range, node.accu_init, node.condition, node.step, node.result))
+    return walk(cel.checked.tree(program.serialize()))

@@ -9,7 +9,7 @@ names the condition); errors, when no condition is false, are returned for the c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kplane.plugins.admissionregistration.attributes import Attributes
@@ -58,15 +58,16 @@ class Matcher:
             return MatchResult(True)
         return self.match_activation(activation(attrs, version, uid, **variables))
 
-    def match_activation(self, data: dict[str, Any]) -> MatchResult:
-        """The verdict on an activation already built (a policy builds one per request)."""
+    def match_activation(self, data: dict[str, Any], run: Callable[[Any, dict[str, Any]], Any] = evaluate) -> MatchResult:
+        """The verdict on an activation already built (a policy builds one per request, and
+        evaluates through ``run`` so that its conditions may read its variables)."""
         errors: list[str] = []
         for condition in self.conditions:
             if condition.program is None:
                 errors.append(f"compilation error: {condition.compile_error}")
                 continue
             try:
-                value = evaluate(condition.program, data)
+                value = run(condition.program, data)
             except EvaluationError as err:
                 errors.append(f"expression '{condition.expression}' resulted in error: {err.detail}")
                 continue

@@ -1,1 +1,12 @@
-"""Evaluating admission policies (kube's ``admission/plugin/policy``)."""
+"""Admission policies (kube's ``admission/plugin/policy``): CEL the server evaluates itself.
+
+* :mod:`.generic`: what every kind of policy shares - policies and bindings from informers,
+  compiled once per change and indexed by the resources they match; matching a request against
+  a policy's ``matchConstraints`` and a binding's ``matchResources``; a binding's params.
+* :mod:`.variables`: a policy's ``variables``, evaluated only when an expression reads them.
+* :mod:`.validating`: ValidatingAdmissionPolicy - validations, messages, audit annotations,
+  ``validationActions``, the admission plugin.
+* :mod:`.mutating_construction`, :mod:`.mutating_patchers`, :mod:`.mutating`,
+  :mod:`.mutating_admission`: MutatingAdmissionPolicy - ``Object{...}`` constructions, the
+  ApplyConfiguration and JSONPatch mutations, their dispatch with reinvocation, the plugin.
+"""

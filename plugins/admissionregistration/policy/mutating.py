@@ -2,9 +2,9 @@
 mutations of every matching policy-binding-param invocation applied in order, each to the
 object the previous left, with reinvocation and the policies' failure policies.
 
-A policy compiles once (:func:`compile_policy`); per request, :func:`dispatch` takes the
-invocations the generic policy machinery matched and returns the errors for the failure
-policies to weigh, having replaced the request's object with the mutated one.
+A policy compiles once per spec change (:func:`compile_policy`, called by the generic policy
+source); per request, :func:`dispatch` takes the invocations the plugin matched, replaces the
+request's object with the mutated one and returns the failures for the failure policies to weigh.
 """
 
 from __future__ import annotations
@@ -13,59 +13,50 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kplane.api import APIError
-from kplane.plugins.admissionregistration import expressions
+from kplane.api import APIError, cel
 from kplane.plugins.admissionregistration.attributes import Attributes
-from kplane.plugins.admissionregistration.expressions import CompileError, Declarations, compile_expression
+from kplane.plugins.admissionregistration.expressions import CompileError, activation, references
 from kplane.plugins.admissionregistration.matchconditions import Matcher
 from kplane.plugins.admissionregistration.policy import mutating_patchers as patchers
+from kplane.plugins.admissionregistration.policy.authorizer import RequestAuthorizer
+from kplane.plugins.admissionregistration.policy.validating import declarations
+from kplane.plugins.admissionregistration.policy.variables import Composition, Variable, compile_variables
 
 PLUGIN = "MutatingAdmissionPolicy"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Variable:
-    name: str
-    program: Any  # None when it did not compile
-    error: str = ""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PolicyEvaluator:
-    """A policy compiled: its conditions, variables and mutations; ``error`` when any part
+class CompiledPolicy:
+    """A policy compiled: its conditions, variables and mutations; ``error`` when a mutation
     did not compile (every request the policy matches then fails by its failure policy)."""
 
     matcher: Matcher
     variables: tuple[Variable, ...]
     mutations: tuple[patchers.Mutation, ...]
     error: str = ""
+    authorizes: bool = False  # an expression reads ``authorizer``: evaluated off the event loop
 
 
-def compile_policy(spec: Mapping[str, Any]) -> PolicyEvaluator:
-    """A MutatingAdmissionPolicy's ``spec`` (wire dict) compiled once."""
-    declarations = Declarations(params=bool(spec.get("paramKind")), authorizer=True,
-                                variables=bool(spec.get("variables")))
+def compile_policy(policy: Mapping[str, Any]) -> CompiledPolicy:
+    """A MutatingAdmissionPolicy (wire dict) compiled once; never raises."""
+    spec = policy.get("spec") or {}
+    decl = declarations(spec)
     errors: list[str] = []
-    variables = []
-    for i, variable in enumerate(spec.get("variables") or ()):
-        name = str(variable.get("name") or "")
-        try:
-            variables.append(Variable(name, compile_expression(str(variable.get("expression") or ""),
-                                                               declarations, want="DYN")))
-        except CompileError as err:
-            errors.append(f"spec.variables[{i}].expression: {err.detail}")
-            variables.append(Variable(name, None, err.detail))
     mutations = []
-    for i, mutation in enumerate(spec.get("mutations") or ()):
+    for mutation in spec.get("mutations") or ():
         patch_type = mutation.get("patchType") or ""
         body = mutation.get("applyConfiguration" if patch_type == patchers.APPLY_CONFIGURATION else "jsonPatch") or {}
         try:
-            mutations.append(patchers.compile_mutation(patch_type, str(body.get("expression") or ""), declarations))
-        except (CompileError, KeyError) as err:
-            detail = err.detail if isinstance(err, CompileError) else f"unsupported patchType {patch_type!r}"
-            errors.append(f"spec.mutations[{i}].expression: {detail}")
-    matcher = Matcher(spec.get("matchConditions"), declarations)
-    return PolicyEvaluator(matcher, tuple(variables), tuple(mutations), "; ".join(errors))
+            mutations.append(patchers.compile_mutation(patch_type, str(body.get("expression") or ""), decl))
+        except CompileError as err:
+            errors.append(err.detail)
+        except KeyError:
+            errors.append(f"unsupported patchType {patch_type!r}")
+    matcher, variables = Matcher(spec.get("matchConditions"), decl), compile_variables(spec.get("variables"), decl)
+    programs = [*(c.program for c in matcher.conditions), *(v.program for v in variables),
+                *(m.program for m in mutations)]
+    authorizes = any(p is not None and references(p, "authorizer") for p in programs)
+    return CompiledPolicy(matcher, variables, tuple(mutations), "; ".join(errors), authorizes)
 
 
 @dataclasses.dataclass(slots=True)
@@ -74,18 +65,17 @@ class Invocation:
 
     policy: Mapping[str, Any]  # wire dicts, as the informers hold them
     binding: Mapping[str, Any]
-    param: Mapping[str, Any] | None
+    param: dict[str, Any] | None
     version: str
-    evaluator: PolicyEvaluator
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        meta = (self.param or {}).get("metadata") or {}
-        return (_name(self.policy), _name(self.binding), meta.get("namespace") or "", meta.get("name") or "")
+    compiled: CompiledPolicy
 
     @property
     def failure_policy(self) -> str:
         return (self.policy.get("spec") or {}).get("failurePolicy") or "Fail"
+
+    @property
+    def reinvocable(self) -> bool:
+        return (self.policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -108,42 +98,48 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
-def dispatch(attrs: Attributes, invocations: Sequence[Invocation], *, namespace: dict[str, Any] | None = None,
-             authorizer: Any = None) -> list[PolicyError]:
+async def dispatch(attrs: Attributes, invocations: Sequence[Invocation], *, namespace: dict[str, Any] | None = None,
+                   authorizer: RequestAuthorizer | None = None) -> list[PolicyError]:
     """Apply every invocation's mutations to ``attrs``' object; then, once, reinvoke the
     ``IfNeeded`` policies that ran before a later policy changed the object (kube's
     reinvocation, as far as this plugin's own policies go). Returns the failures."""
     errors: list[PolicyError] = []
-    reinvocable: list[Invocation] = []  # IfNeeded invocations that ran before the object last changed
-    ran_ifneeded: list[Invocation] = []
+    reinvoke: list[Invocation] = []  # IfNeeded invocations that ran before the object last changed
+    ran: list[Invocation] = []
     for invocation in invocations:
-        if _invoke(attrs, invocation, namespace, authorizer, errors):
-            reinvocable = list(ran_ifneeded)
-        if (invocation.policy.get("spec") or {}).get("reinvocationPolicy") == "IfNeeded":
-            ran_ifneeded.append(invocation)
-    for invocation in reinvocable:
-        _invoke(attrs, invocation, namespace, authorizer, errors)
+        if await _run(attrs, invocation, namespace, authorizer, errors):
+            reinvoke = list(ran)
+        if invocation.reinvocable:
+            ran.append(invocation)
+    for invocation in reinvoke:
+        await _run(attrs, invocation, namespace, authorizer, errors)
     return errors
 
 
-def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any] | None, authorizer: Any,
+async def _run(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any] | None,
+               authorizer: RequestAuthorizer | None, errors: list[PolicyError]) -> bool:
+    """One invocation, off the event loop when its expressions ask the authorizer."""
+    if invocation.compiled.authorizes and authorizer is not None:
+        return bool(await authorizer.run(lambda: _invoke(attrs, invocation, namespace, errors)))
+    return _invoke(attrs, invocation, namespace, errors)
+
+
+def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any] | None,
             errors: list[PolicyError]) -> bool:
     """One invocation's mutations, in order; whether they changed the object."""
-    policy, binding = _name(invocation.policy), _name(invocation.binding)
-    fail = invocation.failure_policy
+    policy, binding, fail = _name(invocation.policy), _name(invocation.binding), invocation.failure_policy
 
     def failed(message: str) -> bool:
         errors.append(PolicyError(policy, binding, message, fail))
         return False
 
-    evaluator, version = invocation.evaluator, invocation.version
-    if evaluator.error:
-        return failed(evaluator.error)
-    data = expressions.activation(attrs, version, namespace=namespace, params=_plain(invocation.param),
-                                  authorizer=authorizer)
-    data["variables"] = _variables(evaluator.variables, data)
-    if evaluator.matcher:
-        verdict = evaluator.matcher.match_activation(data)
+    compiled, version = invocation.compiled, invocation.version
+    if compiled.error:
+        return failed(compiled.error)
+    data = activation(attrs, version, namespace=namespace, params=invocation.param, authorizer=cel.authz.value())
+    composition = Composition(compiled.variables, data)  # variables: evaluated once per invocation, as kube
+    if compiled.matcher:
+        verdict = compiled.matcher.match_activation(data, composition.evaluate)
         if verdict.error:
             return failed(verdict.error)
         if not verdict.matches:
@@ -153,38 +149,19 @@ def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any]
         return False
     shape = attrs.request.resource.versions[version].shape
     obj = before
-    for mutation in evaluator.mutations:
+    for mutation in compiled.mutations:
         try:
-            patched = patchers.apply(mutation, data, obj, shape)
+            patched = patchers.apply(mutation, composition.evaluate, obj, shape)
         except patchers.MutationError as err:
             failed(str(err))
             continue
-        if patched is not obj:
-            try:
-                attrs.replace_object(patched, version)  # decoded and defaulted, as kube defaults after each
-            except APIError as err:  # the mutated object does not decode as its kind
-                failed(f"error applying patch: {err.message}")
-                continue
-            obj, _ = attrs.objects(version)
-            data = {**data, "object": obj}
-    return before != obj
-
-
-def _plain(param: Mapping[str, Any] | None) -> Any:
-    return dict(param) if param is not None else None
-
-
-def _variables(variables: Sequence[Variable], data: dict[str, Any]) -> dict[str, Any]:
-    """The ``variables`` map, each one seeing those before it. Kubernetes evaluates them
-    lazily; here each is evaluated once up front and one that fails is left out, so that using
-    it fails (``no such key``) while not using it costs nothing more."""
-    values: dict[str, Any] = {}
-    scope = {**data, "variables": values}
-    for variable in variables:
-        if variable.program is None:
+        if patched is obj:
             continue
         try:
-            values[variable.name] = expressions.evaluate(variable.program, scope)
-        except expressions.EvaluationError:
+            attrs.replace_object(patched, version)  # decoded and defaulted, as kube defaults after each
+        except APIError as err:  # the mutated object does not decode as its kind
+            failed(f"error applying patch: {err.message}")
             continue
-    return values
+        obj, _ = attrs.objects(version)
+        data["object"] = obj
+    return before != obj

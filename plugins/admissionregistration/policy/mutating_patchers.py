@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime
+from collections.abc import Callable
 from typing import Any
 
 from kplane.api import ApplyConfigurationError, PatchError, Shape, apply_json_patch, merge_configuration
@@ -50,10 +51,13 @@ def compile_mutation(patch_type: str, expression: str, declarations: Declaration
     return Mutation(patch_type, program, rewritten.mismatch)
 
 
-def evaluate(mutation: Mutation, data: dict[str, Any]) -> Any:
-    """The expression's value as JSON for the activation ``data``. Raises MutationError."""
+Evaluate = Callable[[Any], Any]  # a compiled expression's value for this request; raises EvaluationError
+
+
+def evaluate(mutation: Mutation, run: Evaluate) -> Any:
+    """The expression's value as JSON, ``run`` evaluating it. Raises MutationError."""
     try:
-        value = expressions.evaluate(mutation.program, data)
+        value = run(mutation.program)
     except expressions.EvaluationError as err:
         raise MutationError(err.detail) from None
     if mutation.mismatch:
@@ -61,9 +65,10 @@ def evaluate(mutation: Mutation, data: dict[str, Any]) -> Any:
     return to_json(value)
 
 
-def apply(mutation: Mutation, data: dict[str, Any], obj: dict[str, Any], shape: Shape) -> dict[str, Any]:
-    """``obj`` (a wire dict of the kind ``shape`` describes) after the mutation. Raises MutationError."""
-    value = evaluate(mutation, data)
+def apply(mutation: Mutation, run: Evaluate, obj: dict[str, Any], shape: Shape) -> dict[str, Any]:
+    """``obj`` (a wire dict of the kind ``shape`` describes) after the mutation, its expression
+    evaluated by ``run`` (a policy's composition, which knows its variables). Raises MutationError."""
+    value = evaluate(mutation, run)
     if mutation.patch_type == APPLY_CONFIGURATION:
         if not isinstance(value, dict):
             raise MutationError(f"unsupported return type from ApplyConfiguration expression: {type(value).__name__}")
