@@ -155,7 +155,7 @@ def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any]
         except patchers.MutationError as err:
             failed(str(err))
             continue
-        if patched is obj:
+        if patched is obj or patched == obj:
             continue
         try:
             attrs.replace_object(patched, version)  # decoded and defaulted, as kube defaults after each
