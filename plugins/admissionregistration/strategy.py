@@ -31,6 +31,7 @@ class _GenerationStrategy(Strategy):
 
 class ValidatingWebhookConfigurationStrategy(_GenerationStrategy):
     columns = printers.WEBHOOK_CONFIGURATION_COLUMNS
+    validates_in_thread = True  # compiles up to 64 match conditions a webhook
 
     def validate(self, ctx: RequestContext, obj: Any) -> list[FieldError]:
         return validation.validate_webhook_configuration(obj, mutating=False)
@@ -41,6 +42,7 @@ class ValidatingWebhookConfigurationStrategy(_GenerationStrategy):
 
 class MutatingWebhookConfigurationStrategy(_GenerationStrategy):
     columns = printers.WEBHOOK_CONFIGURATION_COLUMNS
+    validates_in_thread = True  # compiles up to 64 match conditions a webhook
 
     def validate(self, ctx: RequestContext, obj: Any) -> list[FieldError]:
         return validation.validate_webhook_configuration(obj, mutating=True)
