@@ -99,11 +99,11 @@ def test_compile_errors(patch_type: str, expression: str, message: str) -> None:
 
 @pytest.fixture(scope="module")
 def kubectl_map(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    """`kplane serve` with admissionregistration.k8s.io/v1beta1 on, and kubectl for it."""
+    """`kplane serve` with admissionregistration.k8s.io/v1beta1 (and apps/v1beta2) on, and kubectl for it."""
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH")
     workdir = tmp_path_factory.mktemp("map")
-    with serving(workdir / "data", "--runtime-config", "admissionregistration.k8s.io/v1beta1=true") as served:
+    with serving(workdir / "data", "--runtime-config", "admissionregistration.k8s.io/v1beta1=true,apps/v1beta2=true") as served:
         env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(workdir / "cache"),
                "HOME": str(workdir)}
         yield Kubectl(env, workdir)
@@ -127,18 +127,21 @@ def _configmap(name: str, test: str, data: dict[str, str] | None = None) -> str:
                        "metadata": {"name": name, "namespace": "default", "labels": {"test": test}}, "data": data or {}})
 
 
+def _in_force(kubectl: Kubectl, manifest: str, until: Callable[[subprocess.CompletedProcess[str]], bool]) -> None:
+    """Wait until the server's informers see a policy: dry-run creates of ``manifest`` until
+    ``until`` holds for one."""
+    for _ in range(200):
+        probe = kubectl.run("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=manifest, check=False)
+        if until(probe):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the policy never took effect: {probe.stdout}{probe.stderr}")
+
+
 def _create(kubectl: Kubectl, name: str, test: str, *, until: Callable[[subprocess.CompletedProcess[str]], bool],
             data: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Create a ConfigMap once the server's informers see the policy: dry runs first, until
-    ``until`` holds for one (the policy is in force), then the real create."""
-    for _ in range(200):
-        probe = kubectl.run("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=_configmap(name, test, data),
-                            check=False)
-        if until(probe):
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError(f"the policy {test} never took effect: {probe.stdout}{probe.stderr}")
+    """Create a ConfigMap once the policy ``test`` is in force (``until`` holds for a dry run)."""
+    _in_force(kubectl, _configmap(name, test, data), until)
     return kubectl.run("create", "-o", "json", "-f", "-", stdin=_configmap(name, test, data), check=False)
 
 
@@ -216,3 +219,29 @@ def test_mutations_compile_when_the_policy_is_written(kubectl_map: Kubectl) -> N
     assert done.returncode != 0
     assert "spec.mutations[0].jsonPatch.expression: Invalid value: \"Object{}\": must evaluate to list(JSONPatch)" in done.stderr
     assert "spec.mutations[1].applyConfiguration.expression: Invalid value: \"Object{\": compilation failed: " in done.stderr
+
+
+def test_a_request_in_another_version_is_mutated_in_the_policy_s(kubectl_map: Kubectl) -> None:
+    """matchPolicy Equivalent: a Deployment made through apps/v1beta2 is mutated as apps/v1,
+    its containers merged by name."""
+    _policy(kubectl_map, "sidecar", {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                "resources": ["deployments"]}],
+                             "objectSelector": {"matchLabels": {"test": "sidecar"}}},
+        "matchConditions": [{"name": "seen-as-v1", "expression": 'request.kind.version == "v1"'}],
+        "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+            "Object{spec: Object.spec{replicas: 2, template: Object.spec.template{spec: Object.spec.template.spec{"
+            'containers: [Object.spec.template.spec.containers{name: "proxy", image: "proxy:1"}]}}}}'}}]})
+    labels = {"test": "sidecar"}
+    manifest = {"apiVersion": "apps/v1beta2", "kind": "Deployment", "metadata": {"name": "web", "labels": labels},
+                "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+                    "containers": [{"name": "app", "image": "app:1"}]}}}}
+
+    def mutated(done: subprocess.CompletedProcess[str]) -> bool:
+        return done.returncode == 0 and json.loads(done.stdout)["spec"].get("replicas") == 2
+
+    _in_force(kubectl_map, json.dumps(manifest), mutated)
+    made = json.loads(kubectl_map.run("create", "-o", "json", "-f", "-", stdin=json.dumps(manifest)).stdout)
+    assert made["apiVersion"] == "apps/v1beta2" and made["spec"]["replicas"] == 2
+    assert [c["name"] for c in made["spec"]["template"]["spec"]["containers"]] == ["app", "proxy"]
+    assert made["spec"]["template"]["spec"]["containers"][1]["terminationMessagePath"] == "/dev/termination-log"
