@@ -245,3 +245,11 @@ def test_a_request_in_another_version_is_mutated_in_the_policy_s(kubectl_map: Ku
     assert made["apiVersion"] == "apps/v1beta2" and made["spec"]["replicas"] == 2
     assert [c["name"] for c in made["spec"]["template"]["spec"]["containers"]] == ["app", "proxy"]
     assert made["spec"]["template"]["spec"]["containers"][1]["terminationMessagePath"] == "/dev/termination-log"
+
+
+def test_the_authorizer_decides_off_the_event_loop(kubectl_map: Kubectl) -> None:
+    _policy(kubectl_map, "authz", {"mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+        "expression": "Object{data: {'may-read-secrets': string(authorizer.group('').resource('secrets')"
+                      ".namespace(object.metadata.namespace).check('get').allowed())}}"}}]})
+    done = _create(kubectl_map, "cm-authz", "authz", until=_mutated("may-read-secrets"))
+    assert json.loads(done.stdout)["data"] == {"may-read-secrets": "true"}  # the server allows everyone
