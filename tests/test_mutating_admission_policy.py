@@ -69,6 +69,9 @@ def test_apply_configuration_refuses_atomic_fields_and_type_mismatches() -> None
                 "args: ['-v']}]}}}}", _deployment())
     with pytest.raises(patchers.MutationError, match="type mismatch"):
         _mutate("ApplyConfiguration", "Object{spec: Object.spec{selector: Object.spec.wrong{}}}", _deployment())
+    with pytest.raises(patchers.MutationError, match=r"failed to convert patch object to typed object: "
+                                                     r"\.spec\.replicasx: field not declared in schema"):
+        _mutate("ApplyConfiguration", "Object{spec: Object.spec{replicasx: 1}}", _deployment())
 
 
 def test_json_patch_from_cel() -> None:
@@ -86,8 +89,8 @@ def test_json_patch_from_cel() -> None:
 
 @pytest.mark.parametrize(("patch_type", "expression", "message"), [
     ("JSONPatch", '[JSONPatch{op: "add", bad: 1}]', "undefined field 'bad'"),
-    ("JSONPatch", "Object{}", "must evaluate to list(JSONPatch)"),
-    ("ApplyConfiguration", "[1]", "must evaluate to Object"),
+    ("JSONPatch", "1", "must evaluate to list(JSONPatch) but got int"),
+    ("ApplyConfiguration", '"teapot"', "must evaluate to Object but got string"),
     ("ApplyConfiguration", "Object{spec: 1 +}", "Syntax error"),
 ])
 def test_compile_errors(patch_type: str, expression: str, message: str) -> None:

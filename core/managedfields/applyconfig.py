@@ -23,18 +23,25 @@ class ApplyConfigurationError(Exception):
     """A configuration that cannot be merged; the message is kube's wording."""
 
 
-def merge_configuration(obj: dict[str, Any], config: dict[str, Any], shape: Shape) -> dict[str, Any]:
+def merge_configuration(obj: dict[str, Any], config: dict[str, Any], shape: Shape, *,
+                        declared_only: bool = True) -> dict[str, Any]:
     """``obj`` (a wire dict of the kind ``shape`` describes) with ``config`` merged in.
 
-    Raises ApplyConfigurationError for a configuration with bad list keys or atomic values."""
+    Raises ApplyConfigurationError for a configuration with bad list keys, atomic values, or
+    (``declared_only``: the schema declares every field, as a built-in kind's does, not a
+    custom resource's that may keep unknown fields) fields the schema does not declare."""
     root = struct_type(shape)
     errors: list[str] = []
     owned: Node = {}
     to_set(config, root, [], owned, errors)
     if errors:
         raise ApplyConfigurationError("failed to convert patch object to typed object: " + "; ".join(errors))
+    undeclared: list[str] = []
     atomics: list[str] = []
-    _find_atomics(config, root, "", atomics)
+    _walk(config, root, "", undeclared, atomics)
+    if undeclared and declared_only:
+        raise ApplyConfigurationError("failed to convert patch object to typed object: "
+                                      + ", ".join(f"{path}: field not declared in schema" for path in undeclared))
     if atomics:
         raise ApplyConfigurationError(
             "invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: " + ", ".join(atomics))
@@ -45,21 +52,26 @@ def merge_configuration(obj: dict[str, Any], config: dict[str, Any], shape: Shap
     return strip_nulls(merged, config) if has_null(config) else merged
 
 
-def _find_atomics(v: Any, t: FieldType, path: str, out: list[str]) -> None:
-    """The paths (``.spec.args``) of lists, maps and structs the schema makes atomic."""
+def _walk(v: Any, t: FieldType, path: str, undeclared: list[str], atomics: list[str]) -> None:
+    """The paths (``.spec.args``) of fields the schema does not declare, and of lists, maps and
+    structs it makes atomic."""
     if isinstance(v, dict):
         if t.kind == ATOMIC:
-            out.append(path)
+            atomics.append(path)
             return
         if t.kind not in (STRUCT, MAP):
             return
         for key, child in v.items():
-            _find_atomics(child, t.member(key), f"{path}.{key}", out)
+            if t.kind == STRUCT and t.shape is not None and key not in t.shape.by_key and not (
+                    not path and key in ("apiVersion", "kind")):
+                undeclared.append(f"{path}.{key}")
+                continue
+            _walk(child, t.member(key), f"{path}.{key}", undeclared, atomics)
     elif isinstance(v, list):
         if t.kind == ATOMIC:
-            out.append(path)
+            atomics.append(path)
             return
         if t.kind not in (ASSOC, SET):
             return
         for i, item in enumerate(v):
-            _find_atomics(item, t.item, f"{path}[{i}]", out)
+            _walk(item, t.item, f"{path}[{i}]", undeclared, atomics)

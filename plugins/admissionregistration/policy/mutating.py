@@ -147,11 +147,12 @@ def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any]
     before, _ = attrs.objects(version)
     if before is None:  # nothing to mutate (kube calls no patcher then)
         return False
-    shape = attrs.request.resource.versions[version].shape
+    rt = attrs.request.resource
+    shape, declared_only = rt.versions[version].shape, rt.built_in  # a CRD's schema may keep unknown fields
     obj = before
     for mutation in compiled.mutations:
         try:
-            patched = patchers.apply(mutation, composition.evaluate, obj, shape)
+            patched = patchers.apply(mutation, composition.evaluate, obj, shape, declared_only=declared_only)
         except patchers.MutationError as err:
             failed(str(err))
             continue

@@ -47,7 +47,8 @@ def compile_mutation(patch_type: str, expression: str, declarations: Declaration
     returns = program.return_type().name()
     kind, wording = _RETURNS[patch_type]
     if not (returns.startswith(kind) or returns == "DYN"):
-        raise CompileError(f"must evaluate to {wording}")
+        got = returns.lower().replace("<", "(").replace(">", ")")
+        raise CompileError(f"must evaluate to {wording} but got {got}")
     return Mutation(patch_type, program, rewritten.mismatch)
 
 
@@ -65,16 +66,18 @@ def evaluate(mutation: Mutation, run: Evaluate) -> Any:
     return to_json(value)
 
 
-def apply(mutation: Mutation, run: Evaluate, obj: dict[str, Any], shape: Shape) -> dict[str, Any]:
+def apply(mutation: Mutation, run: Evaluate, obj: dict[str, Any], shape: Shape, *,
+          declared_only: bool = True) -> dict[str, Any]:
     """``obj`` (a wire dict of the kind ``shape`` describes) after the mutation, its expression
-    evaluated by ``run`` (a policy's composition, which knows its variables). Raises MutationError."""
+    evaluated by ``run`` (a policy's composition, which knows its variables); ``declared_only``:
+    an apply configuration may only set fields ``shape`` declares. Raises MutationError."""
     value = evaluate(mutation, run)
     if mutation.patch_type == APPLY_CONFIGURATION:
         if not isinstance(value, dict):
             raise MutationError(f"unsupported return type from ApplyConfiguration expression: {type(value).__name__}")
         config = {**value, "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
         try:
-            return merge_configuration(obj, config, shape)
+            return merge_configuration(obj, config, shape, declared_only=declared_only)
         except ApplyConfigurationError as err:
             raise MutationError(f"error applying patch: {err}") from None
     if not isinstance(value, list):
