@@ -20,6 +20,8 @@ class Attributes:
 
     request: AdmissionRequest
     _objects: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = dataclasses.field(default_factory=dict)
+    #: What matching worked out once for the request (``matching.equivalent_versions``).
+    memo: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     # -- what is asked ------------------------------------------------------------------------
     @property

@@ -12,6 +12,7 @@ named ``variables``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -95,7 +96,7 @@ def evaluate(program: Any, data: dict[str, Any]) -> Any:
     """``program``'s result on the variables ``data`` as a plain Python value. Raises
     EvaluationError (never the binding's own exceptions)."""
     try:
-        result = program.eval(data=data)
+        result = program.eval(data={name: _pruned(data[name], paths) for name, paths in reads(program).items() if name in data})
         if result.type().name() == "ERROR":
             raise EvaluationError(_go_wording(str(result.value())))
         return result.plain_value()
@@ -128,13 +129,77 @@ def activation(attrs: Attributes, version: str, uid: str = "", *, namespace: dic
             "namespaceObject": namespace_object(namespace), "params": params, "authorizer": authorizer}
 
 
+
+#: The parts of a variable an expression reads: paths of field names (``object.metadata.name``:
+#: ``("metadata", "name")``), none under another, or None for the whole value.
+Paths = tuple[tuple[str, ...], ...] | None
+
+
+def _chain(node: Any) -> tuple[str, tuple[str, ...]] | None:
+    """``(variable, path)`` of a select chain down to a variable (``object.spec.replicas``)."""
+    path: list[str] = []
+    while node.kind == "select" and node.args:
+        path.append(node.name)
+        node = node.args[0]
+    if node.kind != "ident" or not path:
+        return None
+    return node.name, tuple(reversed(path))
+
+
+@functools.lru_cache(maxsize=8192)
+def reads(program: Any) -> dict[str, Paths]:
+    """What a compiled expression reads of each top-level variable, worked out once per
+    expression: only that is handed to it, since converting a whole object to CEL costs more
+    than most expressions do (and a value's unread parts cannot change the result)."""
+    found: dict[str, set[tuple[str, ...]] | None] = {}
+
+    def walk(node: Any) -> None:
+        if node is None:
+            return
+        chain = _chain(node) if node.kind == "select" else None
+        if chain is not None:
+            name, path = chain
+            if found.get(name, set()) is not None:
+                found.setdefault(name, set()).add(path)  # type: ignore[union-attr]
+            return
+        if node.kind == "ident":
+            found[node.name] = None
+        for child in (*node.args, *(k for k, _ in node.entries), *(v for _, v in node.entries),
+                      node.iter_range, node.accu_init, node.condition, node.step, node.result):
+            walk(child)
+    walk(cel.checked.tree(program.serialize()))
+    return {name: None if paths is None else _outermost(paths) for name, paths in found.items()}
+
+
+def _outermost(paths: set[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """``paths`` without those under another (a path taken whole has them already)."""
+    kept: list[tuple[str, ...]] = []
+    for path in sorted(paths, key=len):
+        if not any(path[:len(k)] == k for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def _pruned(value: Any, paths: Paths) -> Any:
+    """``value`` with only what ``paths`` reach (each path's whole value, or as far as it exists)."""
+    if paths is None or not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for path in paths:  # none under another: nothing is written into a value taken whole
+        source, target = value, out
+        for i, key in enumerate(path):
+            if not isinstance(source, dict) or key not in source:
+                break
+            if i == len(path) - 1 or not isinstance(source[key], dict):
+                target[key] = source[key]
+                break
+            target = target.setdefault(key, {})
+            if not isinstance(target, dict):
+                break
+            source = source[key]
+    return out
+
+
 def references(program: Any, name: str) -> bool:
     """Whether a compiled expression reads the variable ``name`` anywhere."""
-    def walk(node: Any) -> bool:
-        if node is None:
-            return False
-        if node.kind == "ident" and node.name == name:
-            return True
-        return any(walk(child) for child in (*node.args, *(k for k, _ in node.entries), *(v for _, v in node.entries),
-                                             node.iter_range, node.accu_init, node.condition, node.step, node.result))
-    return walk(cel.checked.tree(program.serialize()))
+    return name in reads(program)

@@ -68,11 +68,15 @@ def rule_matches(rule: Mapping[str, Any], attrs: Attributes, version: str) -> bo
 
 def equivalent_versions(scheme: Scheme, attrs: Attributes) -> list[str]:
     """The versions the request's resource is served in, the request's own first, then the
-    group's preferred order (what ``matchPolicy: Equivalent`` may convert to)."""
-    served = scheme.groups().get(attrs.group, [])
-    rt = attrs.request.resource
-    others = [v for v in served if v != attrs.version and rt.serves(v) and v in rt.versions]
-    return [attrs.version, *others]
+    group's preferred order (what ``matchPolicy: Equivalent`` may convert to); worked out once
+    per request, however many webhooks and policies ask."""
+    found = attrs.memo.get("equivalent_versions")
+    if found is None:
+        served = scheme.groups().get(attrs.group, [])
+        rt = attrs.request.resource
+        found = [attrs.version, *(v for v in served if v != attrs.version and rt.serves(v) and v in rt.versions)]
+        attrs.memo["equivalent_versions"] = found
+    return found
 
 
 def matching_version(rules: Iterable[Mapping[str, Any]], match_policy: str | None, scheme: Scheme,

@@ -185,6 +185,40 @@ def _denied(request: AdmissionRequest, message: str, reason: str) -> errors.APIE
     return err
 
 
+class _Request:
+    """One request's evaluation: its attributes, what it found once, what the policies decided."""
+
+    def __init__(self, attrs: Attributes, namespaces: NamespaceLookup, authorizer: RequestAuthorizer | None) -> None:
+        self.attrs = attrs
+        self.authorizer = authorizer
+        self.denied: list[tuple[str, str, str, str]] = []  # (policy, binding, message, reason), first first
+        self._lookup = namespaces
+        self._namespace: dict[str, Any] | None = None
+        self._looked_up = False
+        self._activations: dict[str, dict[str, Any]] = {}
+
+    async def namespace(self, name: str) -> dict[str, Any] | None:
+        """Namespaces as the matchers ask for them: the request's is read once."""
+        if name != self.attrs.namespace:
+            return await self._lookup(name)
+        if not self._looked_up:
+            self._namespace, self._looked_up = await self._lookup(name), True
+        return self._namespace
+
+    async def activation(self, version: str, param: dict[str, Any] | None) -> dict[str, Any]:
+        """The variables of an evaluation in ``version`` with ``param`` (a fresh dict each time:
+        the evaluation adds its own ``variables``)."""
+        base = self._activations.get(version)
+        if base is None:
+            attrs = self.attrs
+            # ``namespaceObject``: the request's Namespace; none for cluster-scoped requests nor a Namespace itself.
+            own = attrs.namespace and not (attrs.group == "" and attrs.resource == "namespaces")
+            base = activation(attrs, version, namespace=await self.namespace(attrs.namespace) if own else None,
+                              authorizer=cel.authz.value())
+            self._activations[version] = base
+        return base | {"params": param}
+
+
 class ValidatingAdmissionPolicyPlugin:
     """The ``ValidatingAdmissionPolicy`` admission plugin: every policy bound to the request."""
 
@@ -206,45 +240,42 @@ class ValidatingAdmissionPolicyPlugin:
         hooks = self.source.candidates(attrs)
         if not hooks:
             return
-        denied: list[tuple[str, str, str]] = []  # (policy, binding, message) first denial first
-        reasons: list[str] = []
         authorizer = None
         if self.authorizers is not None and any(h.compiled.authorizes for h in hooks):
             authorizer = RequestAuthorizer(self.authorizers, request.ctx.user, asyncio.get_running_loop())
+        state = _Request(attrs, self.namespaces, authorizer)
         for hook in hooks:
-            await self._hook(hook, attrs, denied, reasons, authorizer)
-        if denied:
-            policy, binding, message = denied[0]
+            await self._hook(hook, state)
+        if state.denied:
+            policy, binding, message, reason = state.denied[0]
             subject = f"ValidatingAdmissionPolicy '{policy}' with binding '{binding}'" if binding \
                 else f"ValidatingAdmissionPolicy '{policy}'"
-            raise _denied(request, f"{subject} denied request: {message}", reasons[0])
+            raise _denied(request, f"{subject} denied request: {message}", reason)
 
-    async def _hook(self, hook: Hook[CompiledPolicy], attrs: Attributes, denied: list[tuple[str, str, str]],
-                    reasons: list[str], authorizer: RequestAuthorizer | None) -> None:
+    async def _hook(self, hook: Hook[CompiledPolicy], state: _Request) -> None:
         fail = hook.failure_policy != "Ignore"
 
         def configuration(err: Exception, binding: str = "") -> None:
             if fail:
                 what = "binding" if binding else "policy"
-                denied.append((hook.name, binding, f"failed to configure {what}: {err}"))
-                reasons.append("Invalid")
+                state.denied.append((hook.name, binding, f"failed to configure {what}: {err}", "Invalid"))
 
+        attrs = state.attrs
         spec = hook.policy.get("spec") or {}
         constraints = spec.get("matchConstraints")
         if constraints is None:
             return
         try:
-            version = await criteria_match(constraints, attrs, self.scheme, self.namespaces)
+            version = await criteria_match(constraints, attrs, self.scheme, state.namespace)
         except LookupError as err:
             return configuration(err)
         if version is None:
             return
-        namespace = await self._namespace(attrs)
         annotations: dict[str, list[str]] = {}
         for binding in hook.bindings:
             name = binding["metadata"]["name"]
             try:
-                if not await binding_matches(binding, attrs, self.scheme, self.namespaces):
+                if not await binding_matches(binding, attrs, self.scheme, state.namespace):
                     continue
                 params = await self.params.collect(spec.get("paramKind"), (binding.get("spec") or {}).get("paramRef"),
                                                    attrs.namespace)
@@ -253,13 +284,13 @@ class ValidatingAdmissionPolicyPlugin:
                 continue
             actions = (binding.get("spec") or {}).get("validationActions") or ()
             for param in params:
-                data = activation(attrs, version, namespace=namespace, params=param, authorizer=cel.authz.value())
-                if hook.compiled.authorizes and authorizer is not None:
-                    result = await authorizer.run(functools.partial(validate, hook.compiled, data, fail))
+                data = await state.activation(version, param)
+                if hook.compiled.authorizes and state.authorizer is not None:
+                    result = await state.authorizer.run(functools.partial(validate, hook.compiled, data, fail))
                 else:
                     result = validate(hook.compiled, data, fail)
                 for decision in result.denials:
-                    self._act(hook.name, binding, actions, decision, attrs, denied, reasons)
+                    self._act(hook.name, name, actions, decision, state)
                 for key, value in result.annotations:
                     if value not in annotations.setdefault(key, []):
                         annotations[key].append(value)
@@ -267,24 +298,15 @@ class ValidatingAdmissionPolicyPlugin:
             attrs.request.ctx.audit_annotations[f"{hook.name}/{key}"] = ", ".join(values)
 
     @staticmethod
-    def _act(policy: str, binding: dict[str, Any], actions: Any, decision: Decision, attrs: Attributes,
-             denied: list[tuple[str, str, str]], reasons: list[str]) -> None:
-        name = binding["metadata"]["name"]
+    def _act(policy: str, binding: str, actions: Any, decision: Decision, state: _Request) -> None:
+        ctx = state.attrs.request.ctx
         for action in actions:
             if action == "Deny":
-                denied.append((policy, name, decision.message))
-                reasons.append(decision.reason)
+                state.denied.append((policy, binding, decision.message, decision.reason))
             elif action == "Warn":
-                attrs.request.ctx.warnings.append(
-                    f"Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{name}': {decision.message}")
+                ctx.warnings.append(
+                    f"Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{binding}': {decision.message}")
             elif action == "Audit":
-                attrs.request.ctx.audit_annotations[VALIDATION_FAILURE] = json.dumps([{
-                    "message": decision.message, "policy": policy, "binding": name,
+                ctx.audit_annotations[VALIDATION_FAILURE] = json.dumps([{
+                    "message": decision.message, "policy": policy, "binding": binding,
                     "expressionIndex": decision.index, "validationActions": list(actions)}], separators=(",", ":"))
-
-    async def _namespace(self, attrs: Attributes) -> dict[str, Any] | None:
-        """The request's Namespace for ``namespaceObject`` (none for cluster-scoped requests,
-        nor for a Namespace itself)."""
-        if not attrs.namespace or (attrs.group == "" and attrs.resource == "namespaces"):
-            return None
-        return await self.namespaces(attrs.namespace)
