@@ -39,7 +39,7 @@ kind: MutatingWebhookConfiguration
 metadata: {name: labels}
 webhooks:
 - name: one.labels.example.com
-  clientConfig: {url: "https://127.0.0.1:9443/mutate"}
+  clientConfig: {url: "https://127.0.0.1:9443/mutate", caBundle: "Y2VydGlmaWNhdGVz"}
   rules: [{operations: ["*"], apiGroups: [apps], apiVersions: ["*"], resources: ["*/scale"], scope: Namespaced}]
   sideEffects: NoneOnDryRun
   admissionReviewVersions: [v1, v1beta1]
@@ -129,7 +129,7 @@ def test_webhook_configurations_round_trip_through_kubectl_with_kube_defaults(cl
     first, second = mutating["webhooks"]
     assert first["reinvocationPolicy"] == "Never" and first["rules"][0]["scope"] == "Namespaced"
     assert second["reinvocationPolicy"] == "IfNeeded" and second["timeoutSeconds"] == 3 and "rules" not in second
-    assert mutating["metadata"]["generation"] == 1
+    assert mutating["metadata"]["generation"] == 1 and first["clientConfig"]["caBundle"] == "Y2VydGlmaWNhdGVz"
 
     explained = cluster.kubectl.run("explain", "mutatingwebhookconfigurations.webhooks.reinvocationPolicy").stdout
     assert "IfNeeded" in explained
@@ -224,6 +224,10 @@ def test_an_invalid_webhook_configuration_is_refused_with_kube_causes(cluster: C
     ]:
         assert cause in causes, (cause, sorted(causes))
     assert any(f == "webhooks[0].matchConditions[0].expression" and "compilation failed" in m for _, f, m in causes)
+    body["webhooks"] = [{"name": "ca.example.com", "clientConfig": {"url": "https://example.com", "caBundle": "not base64!"},
+                         "sideEffects": "None", "admissionReviewVersions": ["v1"]}]
+    code, status = cluster.call("POST", f"{V1}/validatingwebhookconfigurations", body)
+    assert code == 400 and "illegal base64 data" in status["message"]  # a decoding error, as kube-apiserver answers it
     body["webhooks"] = [{"name": "url.example.com", "clientConfig": {"url": "http://user@example.com/#frag"},
                          "sideEffects": "None", "admissionReviewVersions": ["v1"]}]
     code, status = cluster.call("POST", f"{V1}/validatingwebhookconfigurations", body)
