@@ -128,6 +128,9 @@ from kplane.core.controllers.ownership import controller_ref, controller_referen
 from kplane.core.controllers.references import involved_object
 from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
 from kplane.core.controllers.worker import CacheBehind, Workers, work
+from kplane.core.managedfields.applyconfig import ApplyConfigurationError, merge_configuration  # an apply configuration merged without ownership (mutating policies)
+from kplane.core.patching.errors import PatchError  # a JSON patch that does not apply
+from kplane.core.patching.jsonpatch import apply_json_patch  # RFC 6902 patches (mutating webhooks' and policies')
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from kplane.core.patching.errors import PatchError
 from kplane.core.patching.jsonpatch import apply_json_patch  # an RFC 6902 patch on a wire dict (a webhook's answer)

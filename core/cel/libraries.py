@@ -259,6 +259,8 @@ def functions() -> list[cel.FunctionDecl]:
         _fn("getQuery", ("url_get_query", T.Map(s, T.List(s)), [q], True, _query)),
         _fn("ip", ("string_to_ip", q, [s], False, lambda t: {IP: str(ipaddress.ip_address(_parse_ip(t)))}),
             ("cidr_ip", q, [q], True, lambda v: {IP: str(_cidr(v).ip)})),
+        # MutatingAdmissionPolicy's JSONPatch library: a key as one JSON pointer token
+        _fn("jsonpatch.escapeKey", ("jsonpatch_escape_key_string", s, [s], False, lambda k: k.replace("~", "~0").replace("/", "~1"))),
         _fn("isIP", ("is_ip", b, [s], False, _checks(_parse_ip))),
         _fn("ip.isCanonical", ("ip_is_canonical", b, [s], False, lambda t: str(ipaddress.ip_address(_parse_ip(t))) == t)),
         _fn("family", ("ip_family", i, [q], True, lambda v: _ip(v).version)),

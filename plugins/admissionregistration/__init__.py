@@ -16,6 +16,8 @@ then ResourceQuota (``AdmissionChain`` keeps these names last, in that order).
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from kplane.api import (
@@ -26,7 +28,7 @@ from kplane.plugins.admissionregistration.types import GROUP
 from kplane.plugins.admissionregistration.v1 import defaults, schemas as v1
 from kplane.plugins.admissionregistration.v1alpha1 import schemas as v1alpha1
 from kplane.plugins.admissionregistration.v1beta1 import schemas as v1beta1
-from kplane.plugins.admissionregistration.policy import typechecking, validating
+from kplane.plugins.admissionregistration.policy import mutating_admission, typechecking, validating
 from kplane.plugins.admissionregistration.policy.generic import Params, PolicySource, namespace_lookup
 from kplane.plugins.admissionregistration.webhooks.dispatcher import MutatingWebhooks, ValidatingWebhooks
 from kplane.plugins.admissionregistration.webhooks.source import WebhookSource
@@ -37,11 +39,17 @@ __all__ = ["GROUP"]
 #: with ``--runtime-config admissionregistration.k8s.io/v1beta1=true`` (or ``v1alpha1``).
 VERSIONS = ["v1", "v1beta1", "v1alpha1"]
 
-#: Each server's ValidatingAdmissionPolicy plugin, made with its admission and handed the
-#: server's authorizers (registered after admission) for the ``authorizer`` variable.
-_policies: WeakKeyDictionary[Registry, validating.ValidatingAdmissionPolicyPlugin] = WeakKeyDictionary()
-#: Each server's webhook client and its two webhook admission plugins.
-_webhooks: WeakKeyDictionary[Registry, tuple[WebhookClient, MutatingWebhooks, ValidatingWebhooks]] = WeakKeyDictionary()
+
+@dataclasses.dataclass(slots=True)
+class _Server:
+    """One server's admission plugins (handed its authorizers, registered after admission, for
+    the ``authorizer`` variable) and the webhook client they share."""
+
+    client: WebhookClient
+    plugins: list[Any]
+
+
+_servers: WeakKeyDictionary[Registry, _Server] = WeakKeyDictionary()
 
 
 @hookimpl
@@ -100,37 +108,36 @@ def kplane_register_strategies(registry: Registry) -> None:
 def kplane_register_admission(chain: AdmissionChain, registry: Registry, informers: SharedInformerFactory | None) -> None:
     if informers is None:
         return
-    source = PolicySource(informers, GROUP, "v1", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
-                          validating.compile_policy)
-    plugin = validating.ValidatingAdmissionPolicyPlugin(source, Params(informers, registry), registry,
-                                                        namespace_lookup(registry))
-    _policies[registry] = plugin
-    chain.add_validating("ValidatingAdmissionPolicy", plugin)
-    services = informers.informer("", "v1", "services")
-    client = WebhookClient(services.indexer.get)
     namespaces = namespace_lookup(registry)
+    client = WebhookClient(informers.informer("", "v1", "services").indexer.get)
+    policies = validating.ValidatingAdmissionPolicyPlugin(
+        PolicySource(informers, GROUP, "v1", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                     validating.compile_policy), Params(informers, registry), registry, namespaces)
     mutating = MutatingWebhooks(WebhookSource(informers, "mutatingwebhookconfigurations"), client, registry, namespaces)
     validating_hooks = ValidatingWebhooks(WebhookSource(informers, "validatingwebhookconfigurations"), client, registry, namespaces)
-    _webhooks[registry] = (client, mutating, validating_hooks)
+    chain.add_validating("ValidatingAdmissionPolicy", policies)
     chain.add_mutating("MutatingAdmissionWebhook", mutating)
     chain.add_validating("ValidatingAdmissionWebhook", validating_hooks)
+    made = _Server(client, [policies, mutating, validating_hooks])
+    policy_version = next((v for v in ("v1beta1", "v1alpha1") if registry.scheme.served(GROUP, v)), None)
+    if policy_version is not None:  # MutatingAdmissionPolicy is beta: off by default
+        mutating_policies = mutating_admission.MutatingAdmissionPolicy(informers, registry, policy_version)
+        chain.add_mutating(mutating_admission.PLUGIN, mutating_policies)
+        made.plugins.append(mutating_policies)
+    _servers[registry] = made
 
 
 @hookimpl
 def kplane_register_authorizers(authorizers: Authorizers, registry: Registry) -> None:
-    plugin = _policies.get(registry)
-    if plugin is not None:
+    for plugin in _servers[registry].plugins if registry in _servers else ():
         plugin.authorizers = authorizers
-    if registry in _webhooks:
-        _, mutating, validating_hooks = _webhooks[registry]
-        mutating.authorizers = validating_hooks.authorizers = authorizers
 
 
 @hookimpl
 async def kplane_shutdown(registry: Registry) -> None:
-    made = _webhooks.pop(registry, None)
+    made = _servers.pop(registry, None)
     if made is not None:
-        await made[0].close()
+        await made.client.close()
 
 
 @hookimpl

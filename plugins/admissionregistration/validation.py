@@ -18,6 +18,7 @@ from kplane.api import (
     validate_webhook_service, validate_webhook_url,
 )
 from kplane.plugins.admissionregistration.expressions import CompileError, Declarations, compile_expression
+from kplane.plugins.admissionregistration.policy.mutating_patchers import compile_mutation
 from kplane.plugins.admissionregistration.types import (
     APPLY_CONFIGURATION, FAILURE_POLICIES, MATCH_POLICIES, OPERATIONS, PARAMETER_NOT_FOUND_ACTIONS,
     PATCH_TYPES, REINVOCATION_POLICIES, SCOPES, SIDE_EFFECTS, VALIDATION_ACTIONS, MatchCondition, MatchResources,
@@ -449,8 +450,8 @@ def validate_mutating_policy(obj: MutatingAdmissionPolicy, *, old: MutatingAdmis
     known patchType with its own expression (compiled by the mutating policy's engine, which
     knows the object types ApplyConfiguration builds)."""
     spec = obj.spec
-    errs, _ = _policy_common(spec.failure_policy, spec.param_kind, spec.match_constraints, spec.match_conditions,
-                             spec.variables or [], _policy_conditions_unchanged(obj, old))
+    errs, declarations = _policy_common(spec.failure_policy, spec.param_kind, spec.match_constraints,
+                                        spec.match_conditions, spec.variables or [], _policy_conditions_unchanged(obj, old))
     if spec.reinvocation_policy is None:
         errs.append(required("spec.reinvocationPolicy"))
     elif spec.reinvocation_policy not in REINVOCATION_POLICIES:
@@ -473,6 +474,11 @@ def validate_mutating_policy(obj: MutatingAdmissionPolicy, *, old: MutatingAdmis
             errs.append(required(f"{at}.{wanted}", f"{wanted} field is required when patchType is {mutation.patch_type}"))
         elif not (body.expression or "").strip():
             errs.append(required(f"{at}.{wanted}.expression"))
+        else:
+            try:
+                compile_mutation(mutation.patch_type, body.expression, declarations)
+            except CompileError as err:
+                errs.append(invalid(f"{at}.{wanted}.expression", body.expression, err.detail))
         if stray is not None:
             errs.append(forbidden(f"{at}.{other}", f"{other} field is forbidden when patchType is {mutation.patch_type}"))
     return errs

@@ -6,4 +6,7 @@
 * :mod:`.variables`: a policy's ``variables``, evaluated only when an expression reads them.
 * :mod:`.validating`: ValidatingAdmissionPolicy - validations, messages, audit annotations,
   ``validationActions``, the admission plugin.
+* :mod:`.mutating_construction`, :mod:`.mutating_patchers`, :mod:`.mutating`,
+  :mod:`.mutating_admission`: MutatingAdmissionPolicy - ``Object{...}`` constructions, the
+  ApplyConfiguration and JSONPatch mutations, their dispatch with reinvocation, the plugin.
 """
