@@ -132,8 +132,6 @@ from kplane.core.managedfields.applyconfig import ApplyConfigurationError, merge
 from kplane.core.patching.errors import PatchError  # a JSON patch that does not apply
 from kplane.core.patching.jsonpatch import apply_json_patch  # RFC 6902 patches (mutating webhooks' and policies')
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from kplane.core.patching.errors import PatchError
-from kplane.core.patching.jsonpatch import apply_json_patch  # an RFC 6902 patch on a wire dict (a webhook's answer)
 
 # -- storage backends: what a ``kplane.storage`` entry point names and returns --------------------
 from kplane.core.storage import interface as storage

@@ -83,16 +83,17 @@ class CompiledPolicy:
 
 def declarations(spec: dict[str, Any]) -> Declarations:
     """A policy's expressions see ``params`` when it has a paramKind, always the authorizer
-    and its variables."""
+    and its variables (its messageExpressions all but the authorizer, as in kube)."""
     return Declarations(params=spec.get("paramKind") is not None, authorizer=True, variables=True)
 
 
 def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
     spec = policy.get("spec") or {}
     decl = declarations(spec)
+    message_decl = dataclasses.replace(decl, authorizer=False)
     validations = tuple(
         Validation(_Expression.of(str(v.get("expression") or ""), decl, "BOOL"), str(v.get("message") or "").strip(),
-                   _Expression.of(v["messageExpression"], decl, "STRING") if v.get("messageExpression") else None,
+                   _Expression.of(v["messageExpression"], message_decl, "STRING") if v.get("messageExpression") else None,
                    str(v.get("reason") or "Invalid"))
         for v in spec.get("validations") or ())
     audit = tuple(AuditAnnotation(str(a.get("key") or ""), _Expression.of(str(a.get("valueExpression") or ""), decl, "DYN"))
