@@ -36,6 +36,7 @@ class AdmissionWebhook:
         self.reviews: dict[str, list[dict[str, Any]]] = {}
         self.answers: dict[str, Answer] = {}
         self.delay: dict[str, float] = {}
+        self.raw: dict[str, bytes] = {}  # answered as they are, whatever the review
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -56,6 +57,8 @@ class AdmissionWebhook:
         review = await request.json()
         self.reviews.setdefault(path, []).append(review)
         await asyncio.sleep(self.delay.get(path, 0))
+        if path in self.raw:
+            return web.Response(body=self.raw[path], content_type="application/json")
         response = {"uid": review["request"]["uid"], "allowed": True}
         answer = self.answers.get(path)
         response |= (answer(review["request"]) if answer is not None else None) or {}
@@ -265,3 +268,23 @@ async def test_kubectl_shows_the_denial_and_the_mutation(server: APIServer, api:
     assert json.loads(out)["metadata"]["labels"] == {"stamped": "by-webhook"}
     code, out, _ = await kubectl_async(env, "get", "validatingwebhookconfigurations")
     assert code == 0 and "deny" in out
+
+
+async def test_hostile_answers_are_bounded_and_sanitised(api: Client, hooks: AdmissionWebhook, ca: Issued) -> None:
+    hooks.answers["weird"] = lambda r: {"allowed": False, "warnings": ["w"] * 5000 + ["bad\nline"], "status": {
+        "code": 200, "reason": "Whatever", "message": "no", "details": {"causes": "not a list", "name": 7, "kind": "K"}}}
+    hooks.raw["junk"] = b"not json"
+    hooks.raw["huge"] = b'{"a": "' + b"x" * (4 << 20) + b'"}'
+    await register(api, "ValidatingWebhookConfiguration", "hostile",
+                   webhook("weird.example.com", hooks.client_config(ca, "weird"), ["configmaps"]),
+                   webhook("junk.example.com", hooks.client_config(ca, "junk"), ["secrets"]),
+                   webhook("huge.example.com", hooks.client_config(ca, "huge"), ["serviceaccounts"]))
+    weird = await api.post(CM, configmap("x"))
+    assert weird.status == 400 and weird.body["reason"] == "Whatever"
+    assert weird.body["details"] == {"kind": "K"}
+    assert len(weird.headers.getall("Warning", [])) <= 32
+    junk = await api.post("/api/v1/namespaces/default/secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+    assert junk.status == 500 and "received invalid webhook response: the webhook's answer is not JSON" in junk.body["message"]
+    huge = await api.post("/api/v1/namespaces/default/serviceaccounts",
+                          {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}})
+    assert huge.status == 500 and "larger than" in huge.body["message"]

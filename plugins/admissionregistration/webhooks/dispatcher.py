@@ -69,14 +69,32 @@ def denial(webhook: str, status: dict[str, Any]) -> WebhookDenial:
     body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": text}
     if isinstance(reason, str) and reason:
         body["reason"] = reason
-    if isinstance(status.get("details"), dict):
-        body["details"] = status["details"]
+    details = _details(status.get("details"))
+    if details:
+        body["details"] = details
     body["code"] = code
     try:
         known = errors.StatusReason(reason)
     except ValueError:
         known = errors.StatusReason.BAD_REQUEST if code < 500 else errors.StatusReason.INTERNAL_ERROR
     return WebhookDenial(code, known, text, {}, body=body)
+
+
+def _details(details: Any) -> dict[str, Any]:
+    """The ``metav1.StatusDetails`` of a denial, only its fields and of their types (kube decodes
+    the answer into the typed struct, so anything else never reaches a client)."""
+    if not isinstance(details, dict):
+        return {}
+    out: dict[str, Any] = {k: details[k] for k in ("name", "group", "kind", "uid")
+                           if isinstance(details.get(k), str) and details[k]}
+    causes = [{k: c[k] for k in ("reason", "message", "field") if isinstance(c.get(k), str) and c[k]}
+              for c in details.get("causes") or () if isinstance(c, dict)] if isinstance(details.get("causes"), list) else []
+    if any(causes):
+        out["causes"] = [c for c in causes if c]
+    retry = details.get("retryAfterSeconds")
+    if isinstance(retry, int) and not isinstance(retry, bool) and 0 < retry < 1 << 31:
+        out["retryAfterSeconds"] = retry
+    return out
 
 
 class CallingError(Exception):

@@ -16,6 +16,7 @@ from kplane.api import is_qualified_name
 REVIEW_GROUP = "admission.k8s.io"
 REVIEW_VERSIONS = ("v1", "v1beta1")
 _MAX_WARNING = 256  # longer warnings are cut, as kube's warning recorder truncates
+_MAX_WARNINGS = 32  # and only so many are passed on: they become response headers
 _PRINTABLE = re.compile(r"^[\x20-\x7e\u00a0-\uffff]*$")
 
 
@@ -47,7 +48,7 @@ def _warnings(values: Any) -> list[str]:
     """The warnings worth passing on: strings of printable text, each cut to a sane length."""
     if not isinstance(values, list):
         return []
-    return [w[:_MAX_WARNING] for w in values if isinstance(w, str) and w and _PRINTABLE.match(w)]
+    return [w[:_MAX_WARNING] for w in values if isinstance(w, str) and w and _PRINTABLE.match(w)][:_MAX_WARNINGS]
 
 
 def _annotations(values: Any) -> dict[str, str]:
