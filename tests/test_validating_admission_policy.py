@@ -186,7 +186,9 @@ def test_params_come_from_the_binding_s_paramref_and_a_missing_one_obeys_paramet
 def test_variables_are_lazy_and_match_conditions_and_failure_policy_decide_errors(cluster: Cluster) -> None:
     test = "variables"
     install(cluster, policy(test, [{"expression": "variables.tier != 'gold' || variables.owner != ''",
-                                    "messageExpression": "'gold needs an owner, ' + variables.name"}],
+                                    "messageExpression": "'gold needs an owner, ' + variables.name"},
+                                   {"expression": "!has(object.data.ns) || object.data.ns == namespaceObject.metadata.name",
+                                    "message": "ns must name the namespace"}],
                             variables=[{"name": "name", "expression": "object.metadata.name"},
                                        {"name": "tier", "expression": "object.data.tier"},
                                        {"name": "owner", "expression": "object.data.?owner.orValue('')"},
@@ -197,6 +199,9 @@ def test_variables_are_lazy_and_match_conditions_and_failure_policy_decide_error
     assert body["message"].endswith("denied request: gold needs an owner, g")
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "g", {"tier": "gold", "owner": "me"}))[0] == 201
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "s", {"tier": "gold", "skip": "1"}))[0] == 201
+    _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "o", {"tier": "silver", "ns": "other"}))
+    assert body["message"].endswith("denied request: ns must name the namespace")
+    assert cluster.call("POST", CONFIGMAPS, configmap(test, "o", {"tier": "silver", "ns": "default"}))[0] == 201
     # An error: failurePolicy Fail (the default) denies with the expression and cel's words.
     _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "n", {}))
     assert body["message"].endswith(
