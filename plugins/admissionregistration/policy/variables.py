@@ -95,6 +95,8 @@ class Composition:
 
     def need(self, names: frozenset[str] | None) -> str:
         """Evaluate the variables ``names`` (None: all); the first one's error, "" when none."""
+        if not names and names is not None:
+            return ""
         for name in self._variables if names is None else sorted(names):
             self._resolve(name)
             if name in self._errors:
