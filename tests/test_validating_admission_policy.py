@@ -186,7 +186,9 @@ def test_params_come_from_the_binding_s_paramref_and_a_missing_one_obeys_paramet
 def test_variables_are_lazy_and_match_conditions_and_failure_policy_decide_errors(cluster: Cluster) -> None:
     test = "variables"
     install(cluster, policy(test, [{"expression": "variables.tier != 'gold' || variables.owner != ''",
-                                    "messageExpression": "'gold needs an owner, ' + variables.name"}],
+                                    "messageExpression": "'gold needs an owner, ' + variables.name"},
+                                   {"expression": "!has(object.data.ns) || object.data.ns == namespaceObject.metadata.name",
+                                    "message": "ns must name the namespace"}],
                             variables=[{"name": "name", "expression": "object.metadata.name"},
                                        {"name": "tier", "expression": "object.data.tier"},
                                        {"name": "owner", "expression": "object.data.?owner.orValue('')"},
@@ -197,6 +199,9 @@ def test_variables_are_lazy_and_match_conditions_and_failure_policy_decide_error
     assert body["message"].endswith("denied request: gold needs an owner, g")
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "g", {"tier": "gold", "owner": "me"}))[0] == 201
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "s", {"tier": "gold", "skip": "1"}))[0] == 201
+    _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "o", {"tier": "silver", "ns": "other"}))
+    assert body["message"].endswith("denied request: ns must name the namespace")
+    assert cluster.call("POST", CONFIGMAPS, configmap(test, "o", {"tier": "silver", "ns": "default"}))[0] == 201
     # An error: failurePolicy Fail (the default) denies with the expression and cel's words.
     _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "n", {}))
     assert body["message"].endswith(
@@ -256,3 +261,38 @@ def test_type_checking_warns_of_fields_the_matched_kinds_do_not_have(cluster: Cl
         {"fieldRef": "spec.validations[1].messageExpression",
          "warning": "apps/v1, Kind=Deployment: undefined field 'foo' in object.spec.selector.foo"}]
     assert "typechecking" in cluster.kubectl.run("get", "validatingadmissionpolicies").stdout
+
+
+def test_params_of_a_custom_resource_s_kind_are_read_through_an_informer_made_on_demand(cluster: Cluster) -> None:
+    test = "crdparams"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "limits.vap.example.com"},
+           "spec": {"group": "vap.example.com", "scope": "Cluster",
+                    "names": {"plural": "limits", "singular": "limit", "kind": "Limit", "listKind": "LimitList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "properties": {"maxKeys": {"type": "integer"}}}}}]}}
+    cluster.kubectl.apply_file("apply", json.dumps(crd))
+    cluster.kubectl.run("wait", "--for=condition=Established", "crd/limits.vap.example.com", "--timeout=30s")
+    limit = {"apiVersion": "vap.example.com/v1", "kind": "Limit", "metadata": {"name": "one", "labels": {"tier": "small"}},
+             "maxKeys": 1}
+    until(lambda: cluster.call("POST", "/apis/vap.example.com/v1/limits", limit)[0] in (201, 409))
+    install(cluster, policy(test, [{"expression": "object.data.size() <= params.maxKeys",
+                                    "messageExpression": "params.metadata.name + ' allows ' + string(params.maxKeys)"}],
+                            paramKind={"apiVersion": "vap.example.com/v1", "kind": "Limit"}),
+            binding(test, paramRef={"selector": {"matchLabels": {"tier": "small"}}, "parameterNotFoundAction": "Deny"}),
+            probe=configmap(test, "probe", {"a": "1", "b": "2"}))
+    _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "two", {"a": "1", "b": "2"}))
+    assert body["message"].endswith("denied request: one allows 1")
+    assert cluster.call("POST", CONFIGMAPS, configmap(test, "one", {"a": "1"}))[0] == 201
+
+
+def test_match_conditions_a_false_one_wins_over_errors_which_are_the_caller_s_to_decide() -> None:
+    from kplane.plugins.admissionregistration.matchconditions import Matcher
+    matcher = Matcher([{"name": "errs", "expression": "object.spec.x == 1"},
+                       {"name": "named", "expression": "object.metadata.name == 'a'"}])
+    assert matcher.match_activation({"object": {"metadata": {"name": "b"}}}).failed_condition == "named"
+    erred = matcher.match_activation({"object": {"metadata": {"name": "a"}}})
+    assert (erred.matches, erred.error) == (False, "expression 'object.spec.x == 1' resulted in error: no such key: spec")
+    assert matcher.match_activation({"object": {"metadata": {"name": "a"}, "spec": {"x": 1}}}).matches
+    broken = Matcher([{"name": "n", "expression": "'a' + 1 == 'a1'"}]).match_activation({"object": {}})
+    assert broken.error.startswith("compilation error: compilation failed: ")

@@ -95,8 +95,12 @@ def _go_wording(text: str) -> str:
 def evaluate(program: Any, data: dict[str, Any]) -> Any:
     """``program``'s result on the variables ``data`` as a plain Python value. Raises
     EvaluationError (never the binding's own exceptions)."""
+    handed = {}
+    for name, paths in reads(program).items():
+        if name in data:
+            handed[name] = data[name] if paths is None else _pruned(data[name], paths)
     try:
-        result = program.eval(data={name: _pruned(data[name], paths) for name, paths in reads(program).items() if name in data})
+        result = program.eval(data=handed)
         if result.type().name() == "ERROR":
             raise EvaluationError(_go_wording(str(result.value())))
         return result.plain_value()
@@ -180,9 +184,9 @@ def _outermost(paths: set[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
     return tuple(kept)
 
 
-def _pruned(value: Any, paths: Paths) -> Any:
+def _pruned(value: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
     """``value`` with only what ``paths`` reach (each path's whole value, or as far as it exists)."""
-    if paths is None or not isinstance(value, dict):
+    if not isinstance(value, dict):
         return value
     out: dict[str, Any] = {}
     for path in paths:  # none under another: nothing is written into a value taken whole

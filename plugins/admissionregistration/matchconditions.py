@@ -71,7 +71,7 @@ class Matcher:
             except EvaluationError as err:
                 errors.append(f"expression '{condition.expression}' resulted in error: {err.detail}")
                 continue
-            if value is not True:
+            if value is False:  # kube's: only false fails a condition (a dyn one may give anything)
                 return MatchResult(False, condition.name)
         if errors:
             return MatchResult(False, error=errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")

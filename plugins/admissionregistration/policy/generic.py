@@ -35,8 +35,9 @@ class Hook(Generic[C]):
     """One policy, compiled, with its bindings (``PolicyHook``)."""
 
     policy: dict[str, Any]
-    compiled: C
+    compiled: C | None  # None when compiling failed: ``error`` says why
     bindings: list[dict[str, Any]]
+    error: str = ""
 
     @property
     def name(self) -> str:
@@ -102,7 +103,11 @@ class PolicySource(Generic[C]):
         if old is not None and old.policy.get("spec") == policy.get("spec"):
             old.policy = policy  # status or metadata only: nothing to compile
             return
-        self._hooks[name] = Hook(policy, self._compile(policy), self._bindings_of(name))
+        try:
+            hook = Hook(policy, self._compile(policy), self._bindings_of(name))
+        except Exception as err:  # noqa: BLE001 - a policy the compiler chokes on fails as configured, never silently
+            hook = Hook(policy, None, self._bindings_of(name), f"the policy could not be compiled: {err}")
+        self._hooks[name] = hook
         self._reindex()
 
     def _drop_policy(self, policy: dict[str, Any]) -> None:
@@ -153,7 +158,9 @@ async def criteria_match(criteria: Mapping[str, Any], attrs: Attributes, scheme:
     """The version the request is seen in when ``criteria`` (a policy's ``matchConstraints`` or
     a binding's ``matchResources``) match it, else None. No ``resourceRules``: every resource,
     in the request's own version. Raises LookupError (an unknown namespace)."""
-    if not await namespace_selector_matches(criteria.get("namespaceSelector"), attrs, attrs.version, namespaces):
+    in_namespaces = criteria.get("namespaceSelector")
+    if in_namespaces and (in_namespaces.get("matchLabels") or in_namespaces.get("matchExpressions")) and \
+            not await namespace_selector_matches(in_namespaces, attrs, attrs.version, namespaces):
         return None
     if not object_selector_matches(criteria.get("objectSelector"), attrs, attrs.version):
         return None

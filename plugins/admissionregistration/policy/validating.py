@@ -79,6 +79,7 @@ class CompiledPolicy:
     validations: tuple[Validation, ...]
     audit_annotations: tuple[AuditAnnotation, ...]
     authorizes: bool  # an expression reads ``authorizer``: evaluated off the event loop
+    reads_namespace: bool  # an expression reads ``namespaceObject`` (looked up only then)
 
 
 def declarations(spec: dict[str, Any]) -> Declarations:
@@ -103,7 +104,8 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
                 *(e.program for v in validations for e in (v.expression, v.message_expression) if e is not None),
                 *(a.value.program for a in audit)]
     authorizes = any(p is not None and references(p, "authorizer") for p in programs)
-    return CompiledPolicy(matcher, variables, validations, audit, authorizes)
+    reads_namespace = any(p is not None and references(p, "namespaceObject") for p in programs)
+    return CompiledPolicy(matcher, variables, validations, audit, authorizes, reads_namespace)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -189,9 +191,11 @@ def _denied(request: AdmissionRequest, message: str, reason: str) -> errors.APIE
 class _Request:
     """One request's evaluation: its attributes, what it found once, what the policies decided."""
 
-    def __init__(self, attrs: Attributes, namespaces: NamespaceLookup, authorizer: RequestAuthorizer | None) -> None:
+    def __init__(self, attrs: Attributes, namespaces: NamespaceLookup, authorizer: RequestAuthorizer | None,
+                 reads_namespace: bool) -> None:
         self.attrs = attrs
         self.authorizer = authorizer
+        self.reads_namespace = reads_namespace
         self.denied: list[tuple[str, str, str, str]] = []  # (policy, binding, message, reason), first first
         self._lookup = namespaces
         self._namespace: dict[str, Any] | None = None
@@ -213,7 +217,7 @@ class _Request:
         if base is None:
             attrs = self.attrs
             # ``namespaceObject``: the request's Namespace; none for cluster-scoped requests nor a Namespace itself.
-            own = attrs.namespace and not (attrs.group == "" and attrs.resource == "namespaces")
+            own = self.reads_namespace and attrs.namespace and not (attrs.group == "" and attrs.resource == "namespaces")
             base = activation(attrs, version, namespace=await self.namespace(attrs.namespace) if own else None,
                               authorizer=cel.authz.value())
             self._activations[version] = base
@@ -242,9 +246,10 @@ class ValidatingAdmissionPolicyPlugin:
         if not hooks:
             return
         authorizer = None
-        if self.authorizers is not None and any(h.compiled.authorizes for h in hooks):
+        if self.authorizers is not None and any(h.compiled is not None and h.compiled.authorizes for h in hooks):
             authorizer = RequestAuthorizer(self.authorizers, request.ctx.user, asyncio.get_running_loop())
-        state = _Request(attrs, self.namespaces, authorizer)
+        reads_namespace = any(h.compiled is not None and h.compiled.reads_namespace for h in hooks)
+        state = _Request(attrs, self.namespaces, authorizer, reads_namespace)
         for hook in hooks:
             await self._hook(hook, state)
         if state.denied:
@@ -272,6 +277,9 @@ class ValidatingAdmissionPolicyPlugin:
             return configuration(err)
         if version is None:
             return
+        if hook.compiled is None:
+            return configuration(ConfigurationError(hook.error))
+        compiled = hook.compiled
         annotations: dict[str, list[str]] = {}
         for binding in hook.bindings:
             name = binding["metadata"]["name"]
@@ -286,10 +294,10 @@ class ValidatingAdmissionPolicyPlugin:
             actions = (binding.get("spec") or {}).get("validationActions") or ()
             for param in params:
                 data = await state.activation(version, param)
-                if hook.compiled.authorizes and state.authorizer is not None:
-                    result = await state.authorizer.run(functools.partial(validate, hook.compiled, data, fail))
+                if compiled.authorizes and state.authorizer is not None:
+                    result = await state.authorizer.run(functools.partial(validate, compiled, data, fail))
                 else:
-                    result = validate(hook.compiled, data, fail)
+                    result = validate(compiled, data, fail)
                 for decision in result.denials:
                     self._act(hook.name, name, actions, decision, state)
                 for key, value in result.annotations:

@@ -18,11 +18,9 @@ from kplane.api import cel
 from kplane.plugins.admissionregistration.expressions import (
     CompileError, Declarations, EvaluationError, compile_expression, evaluate)
 
-ALL = None  # "every variable": an expression whose reads cannot be told
-
 
 @functools.lru_cache(maxsize=8192)
-def reads(program: Any) -> frozenset[str] | None:
+def variables_read(program: Any) -> frozenset[str] | None:
     """The names of the variables ``program`` reads (None: it may read any); worked out once
     per compiled expression."""
     names: set[str] = set()
@@ -61,7 +59,7 @@ def compile_variables(wires: Iterable[Mapping[str, Any]] | None, declarations: D
         name, expression = str(wire.get("name") or ""), str(wire.get("expression") or "")
         try:
             program = compile_expression(expression, declarations, want="DYN")
-            out.append(Variable(name, expression, program, "", reads(program)))
+            out.append(Variable(name, expression, program, "", variables_read(program)))
         except CompileError as err:
             out.append(Variable(name, expression, None, err.detail, frozenset()))
     return tuple(out)
@@ -97,6 +95,8 @@ class Composition:
 
     def need(self, names: frozenset[str] | None) -> str:
         """Evaluate the variables ``names`` (None: all); the first one's error, "" when none."""
+        if not names and names is not None:
+            return ""
         for name in self._variables if names is None else sorted(names):
             self._resolve(name)
             if name in self._errors:
@@ -106,7 +106,7 @@ class Composition:
     def evaluate(self, program: Any, data: dict[str, Any] | None = None) -> Any:
         """``program`` on this evaluation's data (``data``: the same, as a matcher passes it),
         the variables it reads first. Raises EvaluationError."""
-        failed = self.need(reads(program))
+        failed = self.need(variables_read(program))
         if failed:
             raise EvaluationError(failed)
         return evaluate(program, self.data)
