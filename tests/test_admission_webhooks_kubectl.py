@@ -346,7 +346,7 @@ def test_an_oversized_answer_is_refused(cluster: Cluster) -> None:
     cluster.install("Validating", test, webhook(cluster, test))
     until(refused(cluster, configmap(test, "probe")))
     _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "x"))
-    assert "failed to call webhook: the answer is larger than" in body["message"]
+    assert "failed to call webhook: the webhook's answer is larger than" in body["message"]
 
 
 def test_match_policy_sends_another_version_converted_and_exact_does_not(cluster: Cluster) -> None:

@@ -81,15 +81,17 @@ def parse(raw: bytes, version: str, uid: str, mutating: bool) -> Response:
 
 def _patch(response: dict[str, Any], version: str, mutating: bool) -> list[Any] | None:
     encoded = response.get("patch")
-    patch_type = response.get("patchType")
-    if not encoded:
+    patch_type = response.get("patchType") or ""
+    if version == "v1" and encoded and not patch_type:
+        raise InvalidResponse("webhook returned response.patch but not response.patchType")
+    if not encoded and not patch_type:
         return None
     if not mutating:
-        raise InvalidResponse("validating webhook may not return response.patch")
-    if version == "v1" and patch_type is None:
-        raise InvalidResponse("webhook returned response.patch but not response.patchType")
-    if patch_type not in (None, "JSONPatch"):
+        raise InvalidResponse("validating webhook may not return response.patch or response.patchType")
+    if patch_type not in ("", "JSONPatch"):
         raise InvalidResponse(f'webhook returned invalid response.patchType of "{patch_type}"')
+    if not encoded:
+        return None
     try:
         patch = orjson.loads(base64.b64decode(encoded, validate=True))
     except (binascii.Error, ValueError, TypeError):
