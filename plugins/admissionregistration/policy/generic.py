@@ -15,6 +15,8 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
+import orjson
+
 from kplane.api import Handlers, Informer, Registry, SharedInformerFactory
 from kplane.plugins.admissionregistration.attributes import Attributes
 from kplane.plugins.admissionregistration.matching import (
@@ -157,7 +159,16 @@ async def criteria_match(criteria: Mapping[str, Any], attrs: Attributes, scheme:
                          namespaces: NamespaceLookup) -> str | None:
     """The version the request is seen in when ``criteria`` (a policy's ``matchConstraints`` or
     a binding's ``matchResources``) match it, else None. No ``resourceRules``: every resource,
-    in the request's own version. Raises LookupError (an unknown namespace)."""
+    in the request's own version. Raises LookupError (an unknown namespace). Criteria alike
+    (many policies on one resource) are matched once per request."""
+    key = ("criteria", orjson.dumps(criteria, option=orjson.OPT_SORT_KEYS))
+    if key not in attrs.memo:
+        attrs.memo[key] = await _criteria_match(criteria, attrs, scheme, namespaces)
+    return attrs.memo[key]
+
+
+async def _criteria_match(criteria: Mapping[str, Any], attrs: Attributes, scheme: Any,
+                          namespaces: NamespaceLookup) -> str | None:
     in_namespaces = criteria.get("namespaceSelector")
     if in_namespaces and (in_namespaces.get("matchLabels") or in_namespaces.get("matchExpressions")) and \
             not await namespace_selector_matches(in_namespaces, attrs, attrs.version, namespaces):
