@@ -107,7 +107,7 @@ class CallingError(Exception):
 class _Dispatcher:
     """What both kinds of webhook share: the source, the client, matching."""
 
-    kind = ""  # "mutating" or "validating"
+    kind = ""  # in the failed-open audit annotation: "mutation" or "validating"
 
     def __init__(self, source: WebhookSource, client: WebhookClient, registry: Registry,
                  namespaces: NamespaceLookup) -> None:
@@ -190,7 +190,7 @@ class _Dispatcher:
 class MutatingWebhooks(_Dispatcher):
     """The ``MutatingAdmissionWebhook`` admission plugin."""
 
-    kind = "mutating"
+    kind = "mutation"
 
     async def __call__(self, request: AdmissionRequest) -> None:
         attrs = Attributes(request)
