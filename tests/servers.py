@@ -65,7 +65,7 @@ def probe_context() -> ssl.SSLContext:
     return context
 
 
-def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 15.0) -> float:
+def wait_ready(url: str, process: subprocess.Popen[str], limit: float = 30.0) -> float:
     """Seconds until ``/readyz`` answered 200; fails if the process exits or the limit passes."""
     began = time.monotonic()
     context = probe_context() if url.startswith("https://") else None

@@ -148,9 +148,9 @@ async def test_release_on_cancel_hands_over_at_once(election: Election) -> None:
 
 async def test_without_release_the_lease_must_expire_first(election: Election) -> None:
     a = election.start("a")
-    await eventually(lambda: a.elector.is_leader, 3)
+    await eventually(lambda: a.elector.is_leader, 10)
     b = election.start("b")
-    await eventually(lambda: b.elector.leader == "a", 2)
+    await eventually(lambda: b.elector.leader == "a", 5)
 
     cancelled = now()
     a.task.cancel()
