@@ -93,7 +93,9 @@ from kplane.core.meta.validation import (
     FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_path_segment_name,
     is_qualified_name, is_valid_label_value, validate_annotations, validate_labels, validate_object_meta,
 )
-from kplane.core.meta.validation import validate_webhook_service, validate_webhook_url  # a webhook's clientConfig (CRD conversion, admission)
+from kplane.core.meta.validation import (  # a webhook's clientConfig and review versions (CRD conversion, admission)
+    validate_review_versions, validate_webhook_service, validate_webhook_url,
+)
 
 # -- selectors ------------------------------------------------------------------------------------
 from kplane.core.meta.selectors import (

@@ -372,6 +372,26 @@ def validate_webhook_url(url: str, path: str) -> list[FieldError]:
     return errs
 
 
+def validate_review_versions(versions: list[str], known: tuple[str, ...], require_recognized: bool, path: str,
+                             missing: str = "") -> list[FieldError]:
+    """A webhook's ``admissionReviewVersions`` / ``conversionReviewVersions``: given, each a
+    DNS-1035 label once, and (``require_recognized``, on create) one of ``known`` among them;
+    ``missing``: the detail of the error when none is given."""
+    if not versions:
+        return [required(path, missing)]
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        if version in seen:
+            errs.append(invalid(f"{path}[{i}]", version, "duplicate version"))
+            continue
+        seen.add(version)
+        errs += [invalid(f"{path}[{i}]", version, problem) for problem in is_dns1035_label(version)]
+    if require_recognized and not seen & set(known):
+        errs.append(invalid(path, versions, f"must include at least one of {', '.join(known)}"))
+    return errs
+
+
 def validate_webhook_service(name: str | None, namespace: str | None, url_path: str | None, port: int | None, path: str) -> list[FieldError]:
     """``webhook.ValidateWebhookService``."""
     errs: list[FieldError] = []

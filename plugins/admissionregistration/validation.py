@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from kplane.api import (
     FieldError, LabelSelector, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
     is_path_segment_name, is_qualified_name, not_supported, required, too_many, validate_label_selector,
-    validate_webhook_service, validate_webhook_url,
+    validate_review_versions, validate_webhook_service, validate_webhook_url,
 )
 from kplane.plugins.admissionregistration.expressions import CompileError, Declarations, compile_expression
 from kplane.plugins.admissionregistration.policy.mutating_patchers import compile_mutation
@@ -162,22 +162,6 @@ def _match_conditions(conditions: list[MatchCondition] | None, declarations: Dec
 
 # -- webhook configurations ---------------------------------------------------------------------
 
-def _review_versions(versions: list[str], require_recognized: bool, path: str) -> list[FieldError]:
-    if not versions:
-        return [required(path, f"must specify one of {', '.join(ADMISSION_REVIEW_VERSIONS)}")]
-    errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, version in enumerate(versions):
-        if version in seen:
-            errs.append(invalid(f"{path}[{i}]", version, "duplicate version"))
-            continue
-        seen.add(version)
-        errs += [invalid(f"{path}[{i}]", version, msg) for msg in is_dns1035_label(version)]
-    if require_recognized and not seen & set(ADMISSION_REVIEW_VERSIONS):
-        errs.append(invalid(path, versions, f"must include at least one of {', '.join(ADMISSION_REVIEW_VERSIONS)}"))
-    return errs
-
-
 def _webhook(hook: Webhook, mutating: bool, opts: _Options, path: str) -> list[FieldError]:
     """``validateValidatingWebhook`` / ``validateMutatingWebhook``."""
     errs = _fully_qualified(f"{path}.name", hook.name)
@@ -236,8 +220,9 @@ def validate_webhook_configuration(obj: WebhookConfiguration, *, mutating: bool,
     for i, hook in enumerate(obj.webhooks or ()):
         path = f"webhooks[{i}]"
         errs += _webhook(hook, mutating, opts, path)
-        errs += _review_versions(hook.admission_review_versions or [], opts.require_recognized_review_version,
-                                 f"{path}.admissionReviewVersions")
+        errs += validate_review_versions(hook.admission_review_versions or [], ADMISSION_REVIEW_VERSIONS,
+                                         opts.require_recognized_review_version, f"{path}.admissionReviewVersions",
+                                         f"must specify one of {', '.join(ADMISSION_REVIEW_VERSIONS)}")
         if opts.require_unique_names and hook.name:
             if hook.name in names:
                 errs.append(duplicate(f"{path}.name", hook.name))

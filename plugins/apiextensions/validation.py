@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from kplane.api import (
     FIELD_IMMUTABLE, FieldError, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
-    not_supported, required, too_many, validate_webhook_service, validate_webhook_url,
+    not_supported, required, too_many, validate_review_versions, validate_webhook_service, validate_webhook_url,
 )
 from kplane.plugins.apiextensions.schema import cel, structural
 from kplane.plugins.apiextensions.schema.structural import Options
@@ -376,23 +376,8 @@ def _conversion(spec: CustomResourceDefinitionSpec, checks: _Checks) -> list[Fie
             errs += validate_webhook_service(service.name, service.namespace, service.path, service.port, f"{where}.service")
         if config.ca_bundle and not checks.allow_invalid_ca_bundle and not _valid_ca_bundle(config.ca_bundle):
             errs.append(invalid(f"{where}.caBundle", config.ca_bundle, "unable to load root certificates: unable to parse bytes as PEM block"))
-    return errs + _review_versions(review or [], checks.require_recognized_review_version, f"{path}.conversionReviewVersions")
-
-
-def _review_versions(versions: list[str], require_recognized: bool, path: str) -> list[FieldError]:
-    if not versions:
-        return [required(path)]
-    errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, version in enumerate(versions):
-        if version in seen:
-            errs.append(invalid(f"{path}[{i}]", version, "duplicate version"))
-            continue
-        seen.add(version)
-        errs += [invalid(f"{path}[{i}]", version, problem) for problem in is_dns1035_label(version)]
-    if require_recognized and not seen & set(CONVERSION_REVIEW_VERSIONS):
-        errs.append(invalid(path, versions, f"must include at least one of {', '.join(CONVERSION_REVIEW_VERSIONS)}"))
-    return errs
+    return errs + validate_review_versions(review or [], CONVERSION_REVIEW_VERSIONS, checks.require_recognized_review_version,
+                                   f"{path}.conversionReviewVersions")
 
 
 def _valid_ca_bundle(ca_bundle: str) -> bool:
