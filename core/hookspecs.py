@@ -261,6 +261,8 @@ def kplane_register_admission(
       (``chain.add_mutating(name, function)``) may change ``request.obj``; validating plugins
       (``chain.add_validating(name, function)``) reject a request by raising
       ``deny(request, "why")`` (403). Functions take an ``AdmissionRequest`` and may be ``async``.
+      Added with ``connect=True``, a plugin also sees ``Operation.CONNECT`` requests (``pods/exec``,
+      ``attach``, ``portforward``, the proxies), whose ``request.obj`` is the options' wire dict.
     - ``registry``: the :class:`~kplane.core.registry.registry.Registry`, to read other objects, e.g.
       the namespace a request writes into.
     - ``informers``: a :class:`~kplane.core.client.informer.SharedInformerFactory` on the server's own

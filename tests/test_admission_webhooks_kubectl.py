@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import ssl
 import threading
 import time
 import urllib.error
@@ -58,6 +59,7 @@ class Hooks:
         self.ca_bundle = base64.b64encode(ca.cert_pem()).decode()
         self.answers: dict[str, Answer] = {}
         self.seen: dict[str, list[Review]] = {}
+        self.versions: dict[str, list[str]] = {}  # the apiVersion of each review
         self.port = free_port()
         self.loop = asyncio.new_event_loop()
         self._certs = (workdir / "hook.crt", workdir / "hook.key")
@@ -67,7 +69,6 @@ class Hooks:
         started.wait(10)
 
     def _run(self, started: threading.Event) -> None:
-        import ssl
         asyncio.set_event_loop(self.loop)
         app = web.Application()
         app.router.add_post("/{path}", self._handle)
@@ -84,6 +85,7 @@ class Hooks:
         path = request.match_info["path"]
         review = await request.json()
         self.seen.setdefault(path, []).append(review["request"])
+        self.versions.setdefault(path, []).append(review["apiVersion"])
         answer = self.answers[path](review["request"])
         if asyncio.iscoroutine(answer):
             answer = await answer
@@ -288,14 +290,27 @@ def test_failure_policy_decides_for_an_unreachable_or_slow_webhook(cluster: Clus
         await asyncio.sleep(3)
         return {"allowed": True}
     cluster.hooks.answers[f"{test}-slow"] = slow
+    other_ca = base64.b64encode(new_ca("another-ca").cert_pem()).decode()
+    untrusted = {**cluster.hooks.url(f"{test}-slow"), "caBundle": other_ca}
     cluster.install("Validating", test,
                     webhook(cluster, test, "ignored.example.com", clientConfig=unreachable, failurePolicy="Ignore"),
+                    webhook(cluster, f"{test}-tls", "untrusted.example.com", clientConfig=untrusted),
                     webhook(cluster, f"{test}-fail", "closed.example.com", clientConfig=unreachable),
                     webhook(cluster, f"{test}-slow", "slow.example.com", clientConfig=cluster.hooks.url(f"{test}-slow"),
                             timeoutSeconds=1))
     until(refused(cluster, configmap(f"{test}-fail", "probe")))
 
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "ignored"))[0] == 201
+    events = [json.loads(line) for line in cluster.audit_log.read_text().splitlines()]
+    created = [e for e in events if e["verb"] == "create" and e["objectRef"].get("name") == "ignored"
+               and e["stage"] == "ResponseComplete"]
+    failed_open = {k: v for k, v in created[-1]["annotations"].items() if k.startswith("failed-open.")}
+    assert list(failed_open.values()) == ["ignored.example.com"]  # index: the webhook's among all of them
+    assert next(iter(failed_open)).startswith("failed-open.validating.webhook.admission.k8s.io/round_0_index_")
+    _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(f"{test}-tls", "t"))
+    assert body["message"].endswith(f'failed calling webhook "untrusted.example.com": failed to call webhook: Post '
+                                    f'"https://127.0.0.1:{cluster.hooks.port}/{test}-slow?timeout=5s": tls: failed to '
+                                    "verify certificate: x509: certificate signed by unknown authority")
     status, body, _ = cluster.call("POST", CONFIGMAPS, configmap(f"{test}-fail", "f"))
     assert (status, body["reason"]) == (500, "InternalError")
     assert body["message"] == (f'Internal error occurred: failed calling webhook "closed.example.com": failed to call '
@@ -335,18 +350,33 @@ def test_an_answer_that_does_not_hold_up_is_a_failure_naming_the_webhook(cluster
                                f"received invalid webhook response: {error.replace('{uid}', uid)}")
 
 
+def test_a_webhook_speaking_only_v1beta1_gets_a_v1beta1_review(cluster: Cluster) -> None:
+    test = "v1beta1"
+    cluster.hooks.answers[test] = lambda r: {"allowed": r["name"] != "probe"}
+    cluster.install("Validating", test, webhook(cluster, test, admissionReviewVersions=["v1beta1"]))
+    until(refused(cluster, configmap(test, "probe")))
+    assert cluster.call("POST", CONFIGMAPS, configmap(test, "x"))[0] == 201
+    assert cluster.hooks.versions[test][-1] == "admission.k8s.io/v1beta1"
+
+
 def _webhooks(cluster: Cluster, path: str, name: str) -> list[dict[str, Any]]:
     status, body, _ = cluster.call("GET", f"{path}/{name}")
     return body.get("webhooks", []) if status == 200 else []
 
 
-def test_an_oversized_answer_is_refused(cluster: Cluster) -> None:
+def test_an_oversized_answer_is_refused_and_warnings_are_bounded(cluster: Cluster) -> None:
     test = "oversized"
-    cluster.hooks.answers[test] = lambda r: {"allowed": True, "warnings": ["x" * (4 << 20)]}
+    cluster.hooks.answers[test] = lambda r: {"allowed": r["name"] != "probe", "warnings": ["x" * (4 << 20)]}
     cluster.install("Validating", test, webhook(cluster, test))
     until(refused(cluster, configmap(test, "probe")))
     _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "x"))
     assert "failed to call webhook: the webhook's answer is larger than" in body["message"]
+
+    cluster.hooks.answers[test] = lambda r: {"allowed": True, "warnings": ["y" * 5000, "short", "short", "z" * 300, ""]}
+    status, _, headers = cluster.call("POST", CONFIGMAPS, configmap(test, "y"))
+    assert status == 201
+    # past kube's 4096 characters a warning is cut to 256; none is empty or said twice
+    assert headers.get_all("Warning") == [f'299 - "{"y" * 256}"', '299 - "short"', f'299 - "{"z" * 300}"']
 
 
 def test_match_policy_sends_another_version_converted_and_exact_does_not(cluster: Cluster) -> None:
@@ -425,3 +455,48 @@ def test_webhooks_are_never_asked_about_their_own_configurations(cluster: Cluste
     cluster.install("Validating", f"{test}-other", webhook(cluster, f"{test}-other"))
     assert cluster.call("DELETE", f"{VALIDATING}/{test}-other")[0] == 200
     assert cluster.call("DELETE", f"{VALIDATING}/{test}")[0] == 200
+
+
+def test_a_connect_goes_to_the_webhooks_with_its_options(cluster: Cluster) -> None:
+    test = "connect"
+    cluster.hooks.answers[test] = lambda r: {"allowed": False, "status": {"message": "no exec here", "code": 403}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "quiet"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    assert cluster.call("POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+    cluster.install("Validating", test, webhook(cluster, test, objectSelector={}, rules=[
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"], "resources": ["pods/exec"]}]))
+
+    def denied() -> bool:
+        done = cluster.kubectl.run("exec", "quiet", "-c", "c", "--", "ls", "-l", check=False)
+        return 'admission webhook "connect.example.com" denied the request: no exec here' in done.stderr
+    until(denied)
+    review = cluster.hooks.seen[test][-1]
+    assert (review["operation"], review["subResource"], review["name"]) == ("CONNECT", "exec", "quiet")
+    assert review["kind"] == {"group": "", "version": "v1", "kind": "PodExecOptions"}
+    assert review["object"]["command"] == ["ls", "-l"] and review["object"]["container"] == "c"
+    assert review["object"]["stdout"] is True
+
+
+def test_a_scale_is_sent_as_autoscaling_v1_scale_and_its_patch_scales_the_parent(cluster: Cluster) -> None:
+    test = "scale"
+    cluster.hooks.answers[test] = lambda r: patch({"op": "replace", "path": "/spec/replicas", "value": 3}) \
+        if r["object"]["spec"]["replicas"] > 3 else {"allowed": True}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "scaled"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "scaled"}},
+                           "template": {"metadata": {"labels": {"app": "scaled"}},
+                                        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    assert cluster.call("POST", "/apis/apps/v1/namespaces/default/deployments", deployment)[0] == 201
+    cluster.install("Mutating", test, webhook(cluster, test, objectSelector={}, rules=[
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments/scale"]}]))
+    scale = "/apis/apps/v1/namespaces/default/deployments/scaled/scale"
+    until(lambda: cluster.call("PUT", scale + "?dryRun=All", {
+        "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "scaled", "namespace": "default"},
+        "spec": {"replicas": 9}})[1].get("spec", {}).get("replicas") == 3)
+
+    cluster.kubectl.run("scale", "deployment", "scaled", "--replicas=10")
+    _, got, _ = cluster.call("GET", "/apis/apps/v1/namespaces/default/deployments/scaled")
+    assert got["spec"]["replicas"] == 3
+    review = cluster.hooks.seen[test][-1]
+    assert (review["kind"], review["subResource"]) == ({"group": "autoscaling", "version": "v1", "kind": "Scale"}, "scale")
+    assert review["resource"] == {"group": "apps", "version": "v1", "resource": "deployments"}
+    assert (review["object"]["spec"]["replicas"], review["oldObject"]["spec"]["replicas"]) == (10, 1)

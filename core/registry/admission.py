@@ -27,6 +27,10 @@ class Operation(str, enum.Enum):
     CREATE = "CREATE"
     UPDATE = "UPDATE"
     DELETE = "DELETE"
+    #: A connect subresource (``pods/exec``, ``attach``, ``portforward``, the proxies): ``obj`` is
+    #: its options as a wire dict (``PodExecOptions``), ``old`` None. Only the plugins added with
+    #: ``connect=True`` see these.
+    CONNECT = "CONNECT"
 
 
 @dataclass(slots=True)
@@ -76,24 +80,31 @@ class AdmissionChain:
     def __init__(self) -> None:
         self.mutating: list[tuple[str, AdmissionFunc]] = []
         self.validating: list[tuple[str, AdmissionFunc]] = []
+        self.connecting: set[str] = set()  # the plugins that handle CONNECT (kube's ``Handles``)
 
-    def add_mutating(self, name: str, func: AdmissionFunc) -> None:
+    def add_mutating(self, name: str, func: AdmissionFunc, *, connect: bool = False) -> None:
         _add(self.mutating, name, func)
+        if connect:
+            self.connecting.add(name)
 
-    def add_validating(self, name: str, func: AdmissionFunc) -> None:
+    def add_validating(self, name: str, func: AdmissionFunc, *, connect: bool = False) -> None:
         _add(self.validating, name, func)
+        if connect:
+            self.connecting.add(name)
 
     async def mutate(self, request: AdmissionRequest) -> Any:
         """Run the mutating plugins; returns the object as they left it (``request.obj``)."""
-        await _run(self.mutating, request)
+        await _run(self.mutating, request, self.connecting)
         return request.obj
 
     async def validate(self, request: AdmissionRequest) -> None:
-        await _run(self.validating, request)
+        await _run(self.validating, request, self.connecting)
 
 
-async def _run(plugins: list[tuple[str, AdmissionFunc]], request: AdmissionRequest) -> None:
-    for _, func in plugins:
+async def _run(plugins: list[tuple[str, AdmissionFunc]], request: AdmissionRequest, connecting: set[str]) -> None:
+    for name, func in plugins:
+        if request.operation is Operation.CONNECT and name not in connecting:
+            continue
         result = func(request)
         if inspect.isawaitable(result):
             await result

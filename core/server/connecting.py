@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from kplane.core.meta import errors
 from kplane.core.registry.rest import Connecter
 from kplane.core.registry.strategy import RequestContext
+from kplane.core.runtime.gvk import GroupVersionKind
 from kplane.core.server import negotiation
 
 log = logging.getLogger(__name__)
@@ -31,6 +33,32 @@ MAX_MESSAGE = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: What a header name may be (HTTP/1.1's token).
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+#: The connect options' fields that are lists, booleans or integers (the rest are strings),
+#: as PodExecOptions, PodAttachOptions, PodPortForwardOptions and the proxies' options have them.
+_LISTS = frozenset({"command", "ports"})
+_BOOLS = frozenset({"stdin", "stdout", "stderr", "tty"})
+_INTS = frozenset({"ports"})
+
+
+def options_object(kind: GroupVersionKind, request: web.Request, subpath: str) -> dict[str, Any]:
+    """A connect's options as the wire object admission sees (``PodExecOptions`` from the query,
+    a proxy's ``path`` from its subpath)."""
+    out: dict[str, Any] = {"kind": kind.kind, "apiVersion": kind.api_version}
+    for key in dict.fromkeys(request.query):
+        values = request.query.getall(key)
+        if key in _INTS:
+            out[key] = [int(v) for v in values if v.isdigit()]
+        elif key in _LISTS:
+            out[key] = list(values)
+        elif key in _BOOLS:
+            out[key] = values[-1].lower() in ("true", "1")
+        else:
+            out[key] = values[-1]
+    if subpath or kind.kind.endswith("ProxyOptions"):
+        out["path"] = "/" + subpath.lstrip("/") if subpath else ""
+    return out
 
 
 class HTTPExchange:

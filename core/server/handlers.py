@@ -31,6 +31,7 @@ from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from kplane.core.registry import rest
+from kplane.core.registry.admission import AdmissionRequest, Operation
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
 from kplane.core.registry.store import ListPage, WatchEvent
@@ -116,7 +117,11 @@ class ResourceEndpoints:
             if rt.namespaced and not info.namespace:
                 raise _not_found()
             connecter = cast(rest.Connecter, served)  # it has connect methods: it is one
-            return await self._streaming(connecting.connect(request, _context(request, info), connecter, info.subpath))
+            ctx = _context(request, info)
+            options_kind = getattr(connecter, "kind", None)
+            if options_kind is not None:  # a connect with options (exec, attach, portforward, proxy): admitted
+                await self._admit_connect(rt, info, ctx, connecting.options_object(options_kind, request, info.subpath))
+            return await self._streaming(connecting.connect(request, ctx, connecter, info.subpath))
         verb = _VERBS.get((method, bool(info.name)))
         if info.subresource and method == "POST":
             verb = "create"  # a POST to a named subresource, as pods/binding takes
@@ -189,6 +194,12 @@ class ResourceEndpoints:
         view = self._view(request, info, rt)
         events = await store.watch(_context(request, info), opts)
         return await self._streaming(self._send_watch(request, info, rt, opts, timeout, view, events))
+
+    async def _admit_connect(self, rt: ResourceType, info: RequestInfo, ctx: RequestContext, options: dict[str, Any]) -> None:
+        """A CONNECT through the admission plugins that handle it (kube's ``ConnectResource``)."""
+        request = AdmissionRequest(Operation.CONNECT, rt, info.subresource, info.namespace, info.name, options, None, ctx)
+        await self.registry.admission.mutate(request)
+        await self.registry.admission.validate(request)
 
     async def _streaming(self, answer: Awaitable[web.StreamResponse]) -> web.StreamResponse:
         """``answer``, a stream the shutdown ends (:meth:`close_watches`) rather than waits for."""

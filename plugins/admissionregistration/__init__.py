@@ -116,8 +116,8 @@ def kplane_register_admission(chain: AdmissionChain, registry: Registry, informe
     mutating = MutatingWebhooks(WebhookSource(informers, "mutatingwebhookconfigurations"), client, registry, namespaces)
     validating_hooks = ValidatingWebhooks(WebhookSource(informers, "validatingwebhookconfigurations"), client, registry, namespaces)
     chain.add_validating("ValidatingAdmissionPolicy", policies)
-    chain.add_mutating("MutatingAdmissionWebhook", mutating)
-    chain.add_validating("ValidatingAdmissionWebhook", validating_hooks)
+    chain.add_mutating("MutatingAdmissionWebhook", mutating, connect=True)
+    chain.add_validating("ValidatingAdmissionWebhook", validating_hooks, connect=True)
     made = _Server(client, [policies, mutating, validating_hooks])
     policy_version = next((v for v in ("v1beta1", "v1alpha1") if registry.scheme.served(GROUP, v)), None)
     if policy_version is not None:  # MutatingAdmissionPolicy is beta: off by default

@@ -9,6 +9,8 @@ from typing import Any
 
 from kplane.api import AdmissionRequest, GroupVersionKind, Operation
 
+SCALE_KIND = GroupVersionKind("autoscaling", "v1", "Scale")
+
 # What each operation's ``options`` are (``AdmissionRequest.options``).
 _OPTIONS_KIND = {Operation.CREATE: "CreateOptions", Operation.UPDATE: "UpdateOptions",
                  Operation.DELETE: "DeleteOptions"}
@@ -22,6 +24,9 @@ class Attributes:
     _objects: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = dataclasses.field(default_factory=dict)
     #: What matching worked out once for the request (``matching.equivalent_versions``).
     memo: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The resource's ``ScaleAdapter`` when the write came through its ``/scale``: the request
+    #: is then seen as kube sees it, on subresource ``scale`` with autoscaling/v1 Scale objects.
+    scale: Any = None
 
     # -- what is asked ------------------------------------------------------------------------
     @property
@@ -44,7 +49,7 @@ class Attributes:
 
     @property
     def subresource(self) -> str:
-        return self.request.subresource
+        return "scale" if self.scale is not None else self.request.subresource
 
     @property
     def namespace(self) -> str:
@@ -62,24 +67,50 @@ class Attributes:
     def dry_run(self) -> bool:
         return self.request.dry_run
 
+    @property
+    def connect(self) -> bool:
+        """A CONNECT: the object is the connect options' wire dict, in no version of the resource."""
+        return self.request.operation is Operation.CONNECT
+
     def kind(self, version: str) -> GroupVersionKind:
+        if self.scale is not None:
+            return SCALE_KIND
+        if self.connect:
+            group, _, api_version = str(self.request.obj.get("apiVersion") or "").rpartition("/")
+            return GroupVersionKind(group, api_version, str(self.request.obj.get("kind") or ""))
         return self.request.resource.gvk(version)
 
     # -- the objects ----------------------------------------------------------------------------
     def objects(self, version: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """``(object, oldObject)`` as wire dicts in ``version`` (None where the operation has
         none: no object on DELETE, no old one on CREATE). Callers must not change them."""
+        if self.connect:
+            return self.request.obj, None
+        if self.scale is not None:
+            version = self.request.resource.storage_version  # the one the adapter's paths name
         found = self._objects.get(version)
         if found is None:
             rt, req = self.request.resource, self.request
             found = (rt.encode(req.obj, version) if req.obj is not None else None,
                      rt.encode(req.old, version) if req.old is not None else None)
+            if self.scale is not None:
+                found = (self.scale.scale_of(found[0]) if found[0] is not None else None,
+                         self.scale.scale_of(found[1]) if found[1] is not None else None)
             self._objects[version] = found
         return found
 
     def replace_object(self, wire: dict[str, Any], version: str) -> None:
         """A mutation's result (``wire`` in ``version``): the request's object from now on,
-        decoded and defaulted as the kind decodes a client's body."""
+        decoded and defaulted as the kind decodes a client's body (connect options as they are)."""
+        if self.connect:
+            self.request.obj = wire
+            return
+        if self.scale is not None:  # a Scale: its replica count written into the parent
+            version = self.request.resource.storage_version
+            parent = self.request.resource.encode(self.request.obj, version)
+            replicas = (wire.get("spec") or {}).get("replicas")
+            self.scale.set_replicas(parent, replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0)
+            wire = parent
         obj, _ = self.request.resource.decode(wire, version, "Ignore")
         self.request.obj = obj
         self._objects.clear()
@@ -94,7 +125,8 @@ class Attributes:
             "uid": uid,
             "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind},
             "resource": {"group": rt.group, "version": version, "resource": rt.plural},
-            "requestKind": {"group": rt.group, "version": asked, "kind": rt.kind},
+            "requestKind": {"group": kind.group, "version": kind.version, "kind": kind.kind}
+            if self.connect or self.scale is not None else {"group": rt.group, "version": asked, "kind": rt.kind},
             "requestResource": {"group": rt.group, "version": asked, "resource": rt.plural},
             "name": self.name,
             "operation": self.operation,

@@ -113,9 +113,19 @@ class _Dispatcher:
                  namespaces: NamespaceLookup) -> None:
         self.source = source
         self.client = client
+        self.registry = registry
         self.scheme = registry.scheme
         self.namespaces = namespaces
         self.authorizers: Any = None  # the server's, for matchConditions' ``authorizer``
+
+    def _attributes(self, request: AdmissionRequest) -> Attributes:
+        """The request as webhooks see it: a write through ``/scale`` as an autoscaling/v1 Scale
+        on subresource ``scale``, as kube-apiserver shows it."""
+        scale = None
+        if not request.subresource and request.ctx.subresource == "scale":
+            rt = request.resource
+            scale = getattr(self.registry.rest(rt.group, rt.plural, "scale"), "adapter", None)
+        return Attributes(request, scale=scale)
 
     async def _ready(self, request: AdmissionRequest) -> bool:
         if not await informers_ready(self.source.informer):
@@ -174,7 +184,7 @@ class _Dispatcher:
         except review.InvalidResponse as err:
             raise CallingError(hook.name, f"received invalid webhook response: {err}") from None
         ctx = attrs.request.ctx
-        ctx.warnings += answer.warnings
+        review.add_warnings(ctx.warnings, answer.warnings)
         for key, value in answer.audit_annotations.items():
             full = review.audit_key(hook.name, key)
             if full is not None:
@@ -193,7 +203,7 @@ class MutatingWebhooks(_Dispatcher):
     kind = "mutation"
 
     async def __call__(self, request: AdmissionRequest) -> None:
-        attrs = Attributes(request)
+        attrs = self._attributes(request)
         if exempt(attrs) or not await self._ready(request):
             return
         hooks = list(self.source.webhooks)
@@ -225,7 +235,7 @@ class MutatingWebhooks(_Dispatcher):
             raise denial(hook.name, answer.status)
         changed = False
         obj, _ = attrs.objects(version)
-        if answer.patch:
+        if answer.patch and not attrs.connect:  # a CONNECT's options are admitted, not changed
             if obj is None:
                 raise errors.internal_error(f'admission webhook "{hook.name}" attempted to modify the object, '
                                             "which is not supported for this operation")
@@ -252,7 +262,7 @@ class ValidatingWebhooks(_Dispatcher):
     kind = "validating"
 
     async def __call__(self, request: AdmissionRequest) -> None:
-        attrs = Attributes(request)
+        attrs = self._attributes(request)
         if exempt(attrs) or not await self._ready(request):
             return
         calls = []
