@@ -10,6 +10,28 @@ from typing import Any
 from kplane.api import AdmissionRequest, GroupVersionKind, Operation
 
 SCALE_KIND = GroupVersionKind("autoscaling", "v1", "Scale")
+WARNINGS_TOTAL = 4096  # characters of warnings a request carries, as kube's warning recorder
+WARNING_ITEM = 256  # past the total, each one is cut to this (and dropped if still too long)
+
+
+def add_warnings(warnings: list[str], new: list[str]) -> None:
+    """``new`` added to a request's ``warnings`` (a webhook's, a policy's Warn): none twice,
+    and past 4096 characters in all each cut to 256 (dropped when even that does not fit), as
+    kube's warning recorder keeps them. Linear in ``new``, however long."""
+    seen, total = set(warnings), sum(len(w) for w in warnings)
+    for text in new:
+        if total >= WARNINGS_TOTAL:
+            return
+        if not text or text in seen:
+            continue
+        if total + len(text) > WARNINGS_TOTAL:
+            text = text[:WARNING_ITEM]
+            if total + len(text) > WARNINGS_TOTAL or text in seen:
+                continue
+        seen.add(text)
+        warnings.append(text)
+        total += len(text)
+
 
 # What each operation's ``options`` are (``AdmissionRequest.options``).
 _OPTIONS_KIND = {Operation.CREATE: "CreateOptions", Operation.UPDATE: "UpdateOptions",

@@ -163,6 +163,9 @@ def _invoke(attrs: Attributes, invocation: Invocation, namespace: dict[str, Any]
         except APIError as err:  # the mutated object does not decode as its kind
             failed(f"error applying patch: {err.message}")
             continue
+        except (TypeError, ValueError, AttributeError) as err:  # values the kind's types cannot hold
+            failed(f"error applying patch: {err}")
+            continue
         obj, _ = attrs.objects(version)
         data["object"] = obj
     return before != obj

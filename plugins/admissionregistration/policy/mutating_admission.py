@@ -49,6 +49,9 @@ class MutatingAdmissionPolicy:
             constraints = spec.get("matchConstraints")
             if constraints is None:
                 continue
+            if hook.compiled is None:
+                failures.append(PolicyError(hook.name, "", hook.error, hook.failure_policy, invalid=False))
+                continue
             try:
                 version = await criteria_match(constraints, attrs, self.scheme, self.namespaces)
             except LookupError as err:

@@ -83,11 +83,14 @@ def apply(mutation: Mutation, run: Evaluate, obj: dict[str, Any], shape: Shape, 
     if not isinstance(value, list):
         raise MutationError("type mismatch: JSONPatchType.expression should evaluate to array")
     try:
-        return apply_json_patch(obj, [_operation(op) for op in value])
+        patched = apply_json_patch(obj, [_operation(op) for op in value])
     except PatchError as err:
         if err.message.endswith(": test failed"):
             return obj
         raise MutationError(f"JSONPath: {err.message}") from None
+    if not isinstance(patched, dict) or (patched.get("apiVersion"), patched.get("kind")) != (obj.get("apiVersion"), obj.get("kind")):
+        raise MutationError("JSONPath: the patched object must stay an object of its kind")
+    return patched
 
 
 def _operation(op: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from kplane.api import AdmissionRequest, Registry, cel, errors
-from kplane.plugins.admissionregistration.attributes import Attributes
+from kplane.plugins.admissionregistration.attributes import Attributes, add_warnings
 from kplane.plugins.admissionregistration.expressions import (
     CompileError, Declarations, EvaluationError, activation, compile_expression, references)
 from kplane.plugins.admissionregistration.matchconditions import Matcher
@@ -313,9 +313,10 @@ class ValidatingAdmissionPolicyPlugin:
             if action == "Deny":
                 state.denied.append((policy, binding, decision.message, decision.reason))
             elif action == "Warn":
-                ctx.warnings.append(
-                    f"Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{binding}': {decision.message}")
-            elif action == "Audit":
-                ctx.audit_annotations[VALIDATION_FAILURE] = json.dumps([{
-                    "message": decision.message, "policy": policy, "binding": binding,
-                    "expressionIndex": decision.index, "validationActions": list(actions)}], separators=(",", ":"))
+                add_warnings(ctx.warnings, [
+                    f"Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{binding}': {decision.message}"])
+            elif action == "Audit":  # every failure of the request in one list, as kube records them
+                failures = json.loads(ctx.audit_annotations.get(VALIDATION_FAILURE) or "[]")
+                failures.append({"message": decision.message, "policy": policy, "binding": binding,
+                                 "expressionIndex": decision.index, "validationActions": list(actions)})
+                ctx.audit_annotations[VALIDATION_FAILURE] = json.dumps(failures, separators=(",", ":"))

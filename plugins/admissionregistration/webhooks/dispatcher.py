@@ -28,7 +28,7 @@ from typing import Any
 from kplane.api import (
     AdmissionRequest, APIError, CallError, PatchError, Registry, WebhookClient, apply_json_patch, cel, errors,
 )
-from kplane.plugins.admissionregistration.attributes import Attributes
+from kplane.plugins.admissionregistration.attributes import Attributes, add_warnings
 from kplane.plugins.admissionregistration.expressions import activation, references
 from kplane.plugins.admissionregistration.matching import (
     NamespaceLookup, exempt, matching_version, namespace_selector_matches, object_selector_matches,
@@ -184,7 +184,7 @@ class _Dispatcher:
         except review.InvalidResponse as err:
             raise CallingError(hook.name, f"received invalid webhook response: {err}") from None
         ctx = attrs.request.ctx
-        review.add_warnings(ctx.warnings, answer.warnings)
+        add_warnings(ctx.warnings, answer.warnings)
         for key, value in answer.audit_annotations.items():
             full = review.audit_key(hook.name, key)
             if full is not None:

@@ -15,8 +15,6 @@ from kplane.api import is_qualified_name
 
 REVIEW_GROUP = "admission.k8s.io"
 REVIEW_VERSIONS = ("v1", "v1beta1")
-WARNINGS_TOTAL = 4096  # characters of warnings a request carries, as kube's warning recorder
-WARNING_ITEM = 256  # past the total, each one is cut to this (and dropped if still too long)
 _PRINTABLE = re.compile(r"^[\x20-\x7e\u00a0-\uffff]*$")
 
 
@@ -49,20 +47,6 @@ def _warnings(values: Any) -> list[str]:
     if not isinstance(values, list):
         return []
     return [w for w in values if isinstance(w, str) and w and _PRINTABLE.match(w)]
-
-
-def add_warnings(warnings: list[str], new: list[str]) -> None:
-    """``new`` added to a request's ``warnings``: none twice, within kube's bounds."""
-    total = sum(len(w) for w in warnings)
-    for text in new:
-        if text in warnings:
-            continue
-        if total + len(text) > WARNINGS_TOTAL:
-            text = text[:WARNING_ITEM]
-            if total + len(text) > WARNINGS_TOTAL or text in warnings:
-                continue
-        warnings.append(text)
-        total += len(text)
 
 
 def _annotations(values: Any) -> dict[str, str]:
