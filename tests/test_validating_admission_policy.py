@@ -296,3 +296,19 @@ def test_match_conditions_a_false_one_wins_over_errors_which_are_the_caller_s_to
     assert matcher.match_activation({"object": {"metadata": {"name": "a"}, "spec": {"x": 1}}}).matches
     broken = Matcher([{"name": "n", "expression": "'a' + 1 == 'a1'"}]).match_activation({"object": {}})
     assert broken.error.startswith("compilation error: compilation failed: ")
+
+
+def test_an_expression_too_costly_for_the_values_at_hand_is_not_evaluated(cluster: Cluster) -> None:
+    """The binding meters nothing and cannot be stopped: an evaluation whose cost on the request's
+    values may pass kube's budget is refused before it starts ("actual cost limit exceeded"),
+    and cheap ones on small values still run."""
+    test = "costly"
+    quadratic = "!has(object.data.keys) || object.data.keys.split(',').all(k, !(k in object.data.others.split(',')))"
+    install(cluster, policy(test, [{"expression": "!has(object.data.probe)"}, {"expression": quadratic}]), binding(test),
+            probe=configmap(test, "probe", {"probe": "1"}))
+    small = configmap(test, "small", {"keys": "a,b", "others": "c,d"})
+    assert cluster.call("POST", CONFIGMAPS, small)[0] == 201
+    big = configmap(test, "big", {"keys": ",".join(str(i) for i in range(20000)),
+                                  "others": ",".join(str(i) for i in range(20000, 120000))})
+    status, body, _ = cluster.call("POST", CONFIGMAPS, big)
+    assert status == 422 and "actual cost limit exceeded" in body["message"], body

@@ -42,6 +42,8 @@ def max_size(schema: dict[str, Any] | None) -> int:
     """The most characters, items or entries a value of ``schema`` can have."""
     schema = schema or {}
     kind = schema.get("type")
+    if kind in ("integer", "number", "boolean"):
+        return 1
     if kind == "string":
         return int(schema.get("maxLength", MAX_REQUEST_BYTES))
     if kind == "array":
@@ -111,6 +113,12 @@ class Estimator:
         whole = (self.schema, max_size(self.schema))
         return self._est(node, {"self": whole, "oldSelf": whole}).cost
 
+    @staticmethod
+    def cost_of(node: Node, variables: dict[str, dict[str, Any] | None]) -> int:
+        """The cost of ``node`` with each of ``variables`` of its schema (admission expressions:
+        :func:`schema_of` the values at hand, so the bound is the one of this evaluation)."""
+        return Estimator(None)._est(node, {name: (s, max_size(s)) for name, s in variables.items()}).cost
+
     def _est(self, node: Node, scope: _Scope) -> _Est:
         if node.kind == "const":
             return _Est(0, len(node.value) if isinstance(node.value, (str, bytes)) else 1)
@@ -146,7 +154,10 @@ class Estimator:
         elif node.name in _BY_SMALLER and args:
             cost += _tenth(min(a.size for a in args))
         if node.name in _LIST_WORK or node.name.startswith("sets."):
-            cost += math.prod(max(a.size, 1) for a in args) if node.name.startswith("sets.") else first
+            if node.name.startswith("sets."):
+                cost += math.prod(max(a.size, 1) for a in args)
+            else:  # ``x in list`` scans the list, the others their receiver
+                cost += args[-1].size if node.name == "@in" and args else first
         if node.name == "_+_":
             cost += _tenth(sum(a.size for a in args))
             size = sum(a.size for a in args)
@@ -175,6 +186,52 @@ class Estimator:
         body = sum(self._est(p, inner).cost for p in (node.condition, node.step) if p is not None)
         result = self._est(node.result, inner).cost if node.result else 0
         return _Est(over.cost + init.cost + over.size * body + result, over.size)
+
+
+def schema_of(value: Any) -> dict[str, Any]:
+    """A schema whose bounds are ``value``'s own sizes (lists' items and maps' values merged),
+    for :meth:`Estimator.cost_of` on values at hand rather than declared ones."""
+    if isinstance(value, str):
+        return {"type": "string", "maxLength": len(value)}
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, (int, float)) or value is None:
+        return {"type": "number"}
+    if isinstance(value, (list, tuple)):
+        items: dict[str, Any] | None = None
+        for element in value:
+            items = _merged(items, schema_of(element))
+        return {"type": "array", "maxItems": len(value), "items": items or {"type": "number"}}
+    if isinstance(value, dict):
+        values: dict[str, Any] | None = None
+        properties = {}
+        for key, element in value.items():
+            properties[key] = schema_of(element)
+            values = _merged(values, properties[key])
+        return {"type": "object", "maxProperties": len(value), "properties": properties,
+                "additionalProperties": values or {"type": "number"}}
+    return {}
+
+
+def _merged(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    """The bounds of values of either schema (the larger sizes, every property)."""
+    if a is None:
+        return b
+    if a.get("type") != b.get("type"):
+        return {}  # of no one type: sized as the largest request
+    out = dict(a)
+    for bound in ("maxLength", "maxItems", "maxProperties"):
+        if bound in b:
+            out[bound] = max(a.get(bound, 0), b[bound])
+    if "items" in b:
+        out["items"] = _merged(a.get("items"), b["items"])
+    if "properties" in b:
+        props = dict(a.get("properties") or {})
+        for key, schema in b["properties"].items():
+            props[key] = _merged(props.get(key), schema)
+        out["properties"] = props
+        out["additionalProperties"] = _merged(a.get("additionalProperties"), b["additionalProperties"])
+    return out
 
 
 def factor(cost: int, limit: int) -> str:

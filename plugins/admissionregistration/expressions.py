@@ -92,13 +92,47 @@ def _go_wording(text: str) -> str:
     return text
 
 
+#: The most an evaluation may cost, in cel-go's units (kube's per-expression budget). The binding
+#: meters nothing and cannot be interrupted, so an expression whose cost on the values at hand
+#: may exceed it is not evaluated at all.
+COST_LIMIT = cel.cost.PER_EXPRESSION_LIMIT
+_COSTLY = {"@in", "_+_", "join", "split", "replace", "format", "matches", "find", "findAll",
+           "sets.contains", "sets.equivalent", "sets.intersects"}
+
+
+@functools.lru_cache(maxsize=8192)
+def _costly(program: Any) -> Any:
+    """The tree of an expression whose cost grows faster than what it reads (a comprehension,
+    list or string work), else None: the others are bounded by the request's size."""
+    tree = cel.checked.tree(program.serialize())
+
+    def heavy(node: Any) -> bool:
+        if node is None:
+            return False
+        if node.kind == "comprehension" or (node.kind == "call" and node.name in _COSTLY):
+            return True
+        return any(heavy(c) for c in (*node.args, *(p for pair in node.entries for p in pair), node.iter_range,
+                                      node.accu_init, node.condition, node.step, node.result))
+    return tree if heavy(tree) else None
+
+
+def _within_budget(program: Any, handed: dict[str, Any]) -> bool:
+    tree = _costly(program)
+    if tree is None:
+        return True
+    return cel.cost.Estimator.cost_of(tree, {name: cel.cost.schema_of(v) for name, v in handed.items()}) <= COST_LIMIT
+
+
 def evaluate(program: Any, data: dict[str, Any]) -> Any:
     """``program``'s result on the variables ``data`` as a plain Python value. Raises
-    EvaluationError (never the binding's own exceptions)."""
+    EvaluationError (never the binding's own exceptions), kube's "actual cost limit exceeded"
+    when it would cost more than :data:`COST_LIMIT` on these values."""
     handed = {}
     for name, paths in reads(program).items():
         if name in data:
             handed[name] = data[name] if paths is None else _pruned(data[name], paths)
+    if not _within_budget(program, handed):
+        raise EvaluationError("operation cancelled: actual cost limit exceeded")
     try:
         result = program.eval(data=handed)
         if result.type().name() == "ERROR":
