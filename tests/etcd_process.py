@@ -37,6 +37,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    """The etcd started could not listen where it was told: another process has the port."""
+
+
 class EtcdProcess:
     """One single-member etcd cluster listening on 127.0.0.1."""
 
@@ -51,9 +55,23 @@ class EtcdProcess:
         self.client_port, self.peer_port = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.client_port}"
         self._process: subprocess.Popen[bytes] | None = None
+        self._started_once = False
 
     def start(self, timeout: float = 20.0) -> None:
-        """Launch etcd (again) and wait until it serves requests."""
+        """Launch etcd (again) and wait until it serves requests. Ports another process took
+        meanwhile (the suite's other worker picks free ports too) are picked again, on a
+        first start only: a restart keeps its member's addresses."""
+        for attempt in range(3):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                if attempt == 2 or (self.directory / "data").exists() and self._started_once:
+                    raise
+                self.client_port, self.peer_port = free_port(), free_port()
+                self.endpoint = f"http://127.0.0.1:{self.client_port}"
+                shutil.rmtree(self.directory / "data", ignore_errors=True)
+
+    def _start(self, timeout: float) -> None:
         assert self._process is None, "etcd is already running"
         peer = f"http://127.0.0.1:{self.peer_port}"
         command = [
@@ -72,6 +90,13 @@ class EtcdProcess:
         with open(self.directory / "etcd.log", "ab") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         self._wait_healthy(timeout)
+        # a health answer may come from another etcd on the port ours could not take: ours exits
+        for _ in range(10):
+            time.sleep(0.03)
+            if self._process.poll() is not None:
+                self._process = None
+                raise PortTaken(self.endpoint)
+        self._started_once = True
 
     def stop(self) -> None:
         """Graceful shutdown (SIGTERM)."""
@@ -110,6 +135,8 @@ class EtcdProcess:
             if self._process.poll() is not None:
                 log = (self.directory / "etcd.log").read_text(errors="replace")
                 self._process = None
+                if "address already in use" in log[-2000:]:
+                    raise PortTaken(self.endpoint)
                 raise RuntimeError(f"etcd exited during startup:\n{log[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{self.endpoint}/health", timeout=1) as response:
