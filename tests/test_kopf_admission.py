@@ -7,6 +7,7 @@ import base64
 import json
 import ssl
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from kplane.core.pki.certificates import SubjectAltNames, issue, new_ca
 from kplane.core.pytest_plugin import Cluster
 from tests.test_webhook_framework import once_registered, refusal, stamped
 
+kopf = pytest.importorskip("kopf")
 kopf_testing = pytest.importorskip("kopf.testing")
 
 OPERATOR = '''
@@ -48,8 +50,10 @@ CONFIGS = "admissionregistration.k8s.io/v1"
 
 
 @pytest.fixture
-def operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kplane: Cluster) -> Path:
-    """The operator's file, its serving certificate (from a throwaway CA) in the environment."""
+def operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kplane: Cluster) -> Iterator[Path]:
+    """The operator's file, its serving certificate (from a throwaway CA) in the environment.
+    ``kopf run`` in-process registers the file's handlers in kopf's default registry: a registry
+    of the test's own keeps them from the process's other kopf operators (test_kopf_crd.py)."""
     ca = new_ca("kopf-test-ca")
     leaf = issue(ca, "kopf-webhooks", sans=SubjectAltNames.parse(["127.0.0.1"]), server=True)
     for name, data in (("HOOK_CERT", leaf.cert_pem()), ("HOOK_KEY", leaf.key_pem()), ("HOOK_CA", ca.cert_pem())):
@@ -57,7 +61,12 @@ def operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kplane: Cluster) -
         monkeypatch.setenv(name, str(tmp_path / name))
     monkeypatch.setenv("KUBECONFIG", str(kplane.kubeconfig))
     (tmp_path / "operator.py").write_text(OPERATOR)
-    return tmp_path / "operator.py"
+    before = kopf.get_default_registry()
+    kopf.set_default_registry(kopf.OperatorRegistry())
+    try:
+        yield tmp_path / "operator.py"
+    finally:
+        kopf.set_default_registry(before)
 
 
 def managed(kplane: Cluster, kind: str) -> list[dict[str, Any]]:

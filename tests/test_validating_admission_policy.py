@@ -306,9 +306,9 @@ def test_an_expression_too_costly_for_the_values_at_hand_is_not_evaluated(cluste
     quadratic = "!has(object.data.keys) || object.data.keys.split(',').all(k, !(k in object.data.others.split(',')))"
     install(cluster, policy(test, [{"expression": "!has(object.data.probe)"}, {"expression": quadratic}]), binding(test),
             probe=configmap(test, "probe", {"probe": "1"}))
-    small = configmap(test, "small", {"keys": "a,b", "others": "c,d"})
+    small = configmap(test, "costly-small", {"keys": "a,b", "others": "c,d"})
     assert cluster.call("POST", CONFIGMAPS, small)[0] == 201
-    big = configmap(test, "big", {"keys": ",".join(str(i) for i in range(20000)),
+    big = configmap(test, "costly-big", {"keys": ",".join(str(i) for i in range(20000)),
                                   "others": ",".join(str(i) for i in range(20000, 120000))})
     status, body, _ = cluster.call("POST", CONFIGMAPS, big)
     assert status == 422 and "actual cost limit exceeded" in body["message"], body
