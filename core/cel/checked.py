@@ -68,6 +68,12 @@ class Node:
     iter_var2: str = ""
     entries: tuple[tuple[Node, Node], ...] = ()  # struct/map literal: (key, value)
 
+    def children(self) -> tuple[Node, ...]:
+        """Every sub-expression: receiver and arguments, entries, a comprehension's parts."""
+        parts = (*self.args, *(p for pair in self.entries for p in pair),
+                 self.iter_range, self.accu_init, self.condition, self.step, self.result)
+        return tuple(p for p in parts if p is not None)
+
 
 def _one(fields: _Fields, number: int, default: Any = None) -> Any:
     return fields[number][-1] if number in fields else default

@@ -107,12 +107,9 @@ def _costly(program: Any) -> Any:
     tree = cel.checked.tree(program.serialize())
 
     def heavy(node: Any) -> bool:
-        if node is None:
-            return False
         if node.kind == "comprehension" or (node.kind == "call" and node.name in _COSTLY):
             return True
-        return any(heavy(c) for c in (*node.args, *(p for pair in node.entries for p in pair), node.iter_range,
-                                      node.accu_init, node.condition, node.step, node.result))
+        return any(heavy(c) for c in node.children())
     return tree if heavy(tree) else None
 
 
@@ -192,8 +189,6 @@ def reads(program: Any) -> dict[str, Paths]:
     found: dict[str, set[tuple[str, ...]] | None] = {}
 
     def walk(node: Any) -> None:
-        if node is None:
-            return
         chain = _chain(node) if node.kind == "select" else None
         if chain is not None:
             name, path = chain
@@ -202,8 +197,7 @@ def reads(program: Any) -> dict[str, Paths]:
             return
         if node.kind == "ident":
             found[node.name] = None
-        for child in (*node.args, *(k for k, _ in node.entries), *(v for _, v in node.entries),
-                      node.iter_range, node.accu_init, node.condition, node.step, node.result):
+        for child in node.children():
             walk(child)
     walk(cel.checked.tree(program.serialize()))
     return {name: None if paths is None else _outermost(paths) for name, paths in found.items()}

@@ -14,33 +14,16 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kplane.api import cel
 from kplane.plugins.admissionregistration.expressions import (
-    CompileError, Declarations, EvaluationError, compile_expression, evaluate)
+    CompileError, Declarations, EvaluationError, compile_expression, evaluate, reads)
 
 
 @functools.lru_cache(maxsize=8192)
 def variables_read(program: Any) -> frozenset[str] | None:
-    """The names of the variables ``program`` reads (None: it may read any); worked out once
-    per compiled expression."""
-    names: set[str] = set()
-    whole = False
-
-    def walk(node: Any, parent_selects: bool) -> None:
-        nonlocal whole
-        if node is None:
-            return
-        if node.kind == "ident" and node.name == "variables" and not parent_selects:
-            whole = True
-        if node.kind == "select" and node.args and node.args[0].kind == "ident" and node.args[0].name == "variables":
-            names.add(node.name)
-            return
-        for child in (*node.args, *(v for _, v in node.entries), *(k for k, _ in node.entries),
-                      node.iter_range, node.accu_init, node.condition, node.step, node.result):
-            walk(child, False)
-
-    walk(cel.checked.tree(program.serialize()), False)
-    return None if whole else frozenset(names)
+    """The names of the variables ``program`` reads (None: it may read any), from what it reads
+    of ``variables`` (:func:`~kplane.plugins.admissionregistration.expressions.reads`)."""
+    paths = reads(program).get("variables", ())
+    return None if paths is None else frozenset(path[0] for path in paths)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -53,9 +53,7 @@ class Compiled:
 def _uses(node: cel.checked.Node, name: str) -> bool:
     if node.kind == "ident" and node.name == name:
         return True
-    parts = [*node.args, *(p for pair in node.entries for p in pair),
-             *(p for p in (node.iter_range, node.accu_init, node.condition, node.step, node.result) if p)]
-    return any(_uses(p, name) for p in parts)
+    return any(_uses(p, name) for p in node.children())
 
 
 def compile_rule(source: str, sig: str, optional_old: bool, want: str, what: str) -> Compiled:
