@@ -78,7 +78,7 @@ async def test_a_silent_node_is_unknown_tainted_and_its_pods_evicted(fast: Clien
         pods = (await get(api, PODS))["items"]
         return len(pods) == 3 and all(condition(p, "Ready").get("status") == "True" for p in pods)
 
-    await eventually(ready, what="the pods to run")
+    await eventually(ready, timeout=30, what="the pods to run")  # three pods started under the other worker's load
     assert (await api.patch(f"{NODES}/kplane-node-2", {"metadata": {"annotations": {"kplane.io/simulated-kubelet": "stopped"}}})).status == 200
 
     async def unknown() -> dict[str, Any] | None:
