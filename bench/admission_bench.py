@@ -76,6 +76,7 @@ async def creates(url: str, seconds: float, label: str) -> float:
 
 
 async def policies(url: str, seconds: float) -> None:
+    await creates(url, 1, "warm")  # a fresh server's first requests are slower: not the baseline
     rows = [("no policy", await creates(url, seconds, "none"))]
     await install(url, 0, 1)
     rows.append(("1 policy", await creates(url, seconds, "one")))
@@ -145,6 +146,7 @@ async def configure(session: aiohttp.ClientSession, kind: str, port: int, ca_bun
 async def webhooks(url: str, seconds: float, tmp: Path) -> None:
     runner, port, ca_bundle = await webhook_server(tmp)
     try:
+        await creates(url, 1, "warm")
         rows = [("no webhook", await creates(url, seconds, "bare"))]
         async with aiohttp.ClientSession(base_url=url) as session:
             await configure(session, "validating", port, ca_bundle)

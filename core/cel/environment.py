@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from cel_expr_python import cel
@@ -47,3 +48,10 @@ def _cached(declarations: tuple[tuple[str, str], ...]) -> Any:
 def new(variables: dict[str, str]) -> Any:
     """The environment declaring ``variables`` (name → signature, see :func:`type_of`)."""
     return _cached(tuple(sorted(variables.items())))
+
+
+def activation(data: Mapping[str, Any]) -> Any:
+    """``data`` (variable name → plain value) for many evaluations, of any environment's
+    expressions: each value is converted to CEL once, when an expression first reads it, where
+    ``eval(data=...)`` converts all it is given on every evaluation."""
+    return _cached(()).Activation(dict(data))

@@ -407,12 +407,14 @@ class Scheme:
             versions = {v for v in rt.versions if rt.serves(v) and self.served(rt.group, v)}
             if versions:
                 served.setdefault(rt.group, set()).update(versions)
-        ordered = {}
-        for group, versions in sorted(served.items()):
-            preferred = [v for v in self._priority.get(group, []) if v in versions]
-            rest = sorted(versions - set(preferred), key=version_priority_key)
-            ordered[group] = preferred + rest
-        return ordered
+        return {group: self.preferred_first(group, versions) for group, versions in sorted(served.items())}
+
+    def preferred_first(self, group: str, versions: Iterable[str]) -> list[str]:
+        """``versions`` of ``group`` in preference order: the group's priority, then Kubernetes'
+        version order."""
+        versions = set(versions)
+        preferred = [v for v in self._priority.get(group, []) if v in versions]
+        return preferred + sorted(versions - set(preferred), key=version_priority_key)
 
     def resources_in(self, group: str, version: str) -> list[ResourceType]:
         """The kinds served in ``group/version``, by resource name."""

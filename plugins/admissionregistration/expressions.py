@@ -113,6 +113,12 @@ def _costly(program: Any) -> Any:
     return tree if heavy(tree) else None
 
 
+def bounded(program: Any) -> bool:
+    """Whether an expression's cost is bounded by the size of what it reads (no comprehension,
+    list or string work): one that is needs no estimate before it runs."""
+    return _costly(program) is None
+
+
 def _within_budget(program: Any, handed: dict[str, Any]) -> bool:
     tree = _costly(program)
     if tree is None:

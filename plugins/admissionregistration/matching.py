@@ -72,9 +72,9 @@ def equivalent_versions(scheme: Scheme, attrs: Attributes) -> list[str]:
     per request, however many webhooks and policies ask."""
     found = attrs.memo.get("equivalent_versions")
     if found is None:
-        served = scheme.groups().get(attrs.group, [])
         rt = attrs.request.resource
-        found = [attrs.version, *(v for v in served if v != attrs.version and rt.serves(v) and v in rt.versions)]
+        others = (v for v in rt.versions if v != attrs.version and rt.serves(v) and scheme.served(attrs.group, v))
+        found = [attrs.version, *scheme.preferred_first(attrs.group, others)]
         attrs.memo["equivalent_versions"] = found
     return found
 

@@ -34,20 +34,30 @@ class ConfigurationError(Exception):
 
 @dataclasses.dataclass(slots=True)
 class Hook(Generic[C]):
-    """One policy, compiled, with its bindings (``PolicyHook``)."""
+    """One policy, compiled, with its bindings (``PolicyHook``), and what every request reads of
+    its spec (which a policy replaced for its status or metadata keeps)."""
 
     policy: dict[str, Any]
     compiled: C | None  # None when compiling failed: ``error`` says why
     bindings: list[dict[str, Any]]
     error: str = ""
+    name: str = dataclasses.field(init=False)
+    failure_policy: str = dataclasses.field(init=False)
+    constraints: Mapping[str, Any] | None = dataclasses.field(init=False)  # ``matchConstraints``
+    _constraints_key: bytes = dataclasses.field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.policy["metadata"]["name"]
+    def __post_init__(self) -> None:
+        spec = self.policy.get("spec") or {}
+        self.name = self.policy["metadata"]["name"]
+        self.failure_policy = spec.get("failurePolicy") or "Fail"
+        self.constraints = spec.get("matchConstraints")
+        self._constraints_key = _criteria_key(self.constraints or {})
 
-    @property
-    def failure_policy(self) -> str:
-        return self.policy.get("spec", {}).get("failurePolicy") or "Fail"
+    async def constraints_match(self, attrs: Attributes, scheme: Any, namespaces: NamespaceLookup) -> str | None:
+        """:func:`criteria_match` of the policy's ``matchConstraints`` (None: no match)."""
+        if self.constraints is None:
+            return None
+        return await criteria_match(self.constraints, attrs, scheme, namespaces, self._constraints_key)
 
 
 def _keys(policy: Mapping[str, Any]) -> set[tuple[str, str]]:
@@ -155,13 +165,17 @@ class PolicySource(Generic[C]):
 
 # -- matching (``policy/matching``) -----------------------------------------------------------
 
+def _criteria_key(criteria: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(criteria, option=orjson.OPT_SORT_KEYS)
+
+
 async def criteria_match(criteria: Mapping[str, Any], attrs: Attributes, scheme: Any,
-                         namespaces: NamespaceLookup) -> str | None:
+                         namespaces: NamespaceLookup, key: bytes | None = None) -> str | None:
     """The version the request is seen in when ``criteria`` (a policy's ``matchConstraints`` or
     a binding's ``matchResources``) match it, else None. No ``resourceRules``: every resource,
     in the request's own version. Raises LookupError (an unknown namespace). Criteria alike
-    (many policies on one resource) are matched once per request."""
-    key = ("criteria", orjson.dumps(criteria, option=orjson.OPT_SORT_KEYS))
+    (many policies on one resource) are matched once per request: ``key`` is theirs, if known."""
+    key = ("criteria", key or _criteria_key(criteria))
     if key not in attrs.memo:
         attrs.memo[key] = await _criteria_match(criteria, attrs, scheme, namespaces)
     return attrs.memo[key]

@@ -14,7 +14,7 @@ from kplane.plugins.admissionregistration.attributes import Attributes
 from kplane.plugins.admissionregistration.matching import exempt
 from kplane.plugins.admissionregistration.policy.authorizer import RequestAuthorizer
 from kplane.plugins.admissionregistration.policy.generic import (
-    ConfigurationError, Params, PolicySource, binding_matches, criteria_match, namespace_lookup)
+    ConfigurationError, Params, PolicySource, binding_matches, namespace_lookup)
 from kplane.plugins.admissionregistration.policy.mutating import (
     PLUGIN, CompiledPolicy, Invocation, PolicyError, compile_policy, dispatch)
 from kplane.plugins.admissionregistration.types import GROUP
@@ -46,14 +46,13 @@ class MutatingAdmissionPolicy:
         invocations: list[Invocation] = []
         for hook in hooks:
             spec = hook.policy.get("spec") or {}
-            constraints = spec.get("matchConstraints")
-            if constraints is None:
+            if hook.constraints is None:
                 continue
             if hook.compiled is None:
                 failures.append(PolicyError(hook.name, "", hook.error, hook.failure_policy, invalid=False))
                 continue
             try:
-                version = await criteria_match(constraints, attrs, self.scheme, self.namespaces)
+                version = await hook.constraints_match(attrs, self.scheme, self.namespaces)
             except LookupError as err:
                 failures.append(PolicyError(hook.name, "", f"failed to configure policy: {err}", hook.failure_policy,
                                             invalid=False))

@@ -22,9 +22,10 @@ from kplane.plugins.admissionregistration.expressions import (
     CompileError, Declarations, EvaluationError, activation, compile_expression, references)
 from kplane.plugins.admissionregistration.matchconditions import Matcher
 from kplane.plugins.admissionregistration.matching import NamespaceLookup, exempt
+from kplane.plugins.admissionregistration.policy import fused
 from kplane.plugins.admissionregistration.policy.authorizer import RequestAuthorizer
 from kplane.plugins.admissionregistration.policy.generic import (
-    ConfigurationError, Hook, Params, PolicySource, binding_matches, criteria_match)
+    ConfigurationError, Hook, Params, PolicySource, binding_matches)
 from kplane.plugins.admissionregistration.policy.variables import Composition, Variable, compile_variables
 
 MAX_MESSAGE_BYTES = 5 * 1024
@@ -80,12 +81,17 @@ class CompiledPolicy:
     audit_annotations: tuple[AuditAnnotation, ...]
     authorizes: bool  # an expression reads ``authorizer``: evaluated off the event loop
     reads_namespace: bool  # an expression reads ``namespaceObject`` (looked up only then)
+    fused: fused.Fused | None = None  # the policy as one program, None where it cannot be
+    batched: bool = False  # ``fused`` may be evaluated with others' (:class:`.fused.Batches`): no params, no authorizer
 
 
 def declarations(spec: dict[str, Any]) -> Declarations:
     """A policy's expressions see ``params`` when it has a paramKind, always the authorizer
     and its variables (its messageExpressions all but the authorizer, as in kube)."""
     return Declarations(params=spec.get("paramKind") is not None, authorizer=True, variables=True)
+
+
+BATCHED = Declarations(authorizer=True, variables=True)  # those of a policy without params
 
 
 def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
@@ -105,7 +111,10 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
                 *(a.value.program for a in audit)]
     authorizes = any(p is not None and references(p, "authorizer") for p in programs)
     reads_namespace = any(p is not None and references(p, "namespaceObject") for p in programs)
-    return CompiledPolicy(matcher, variables, validations, audit, authorizes, reads_namespace)
+    one = None if audit else fused.fuse([(c.expression, c.program) for c in matcher.conditions], variables,
+                                        [(v.expression.source, v.expression.program) for v in validations], decl)
+    batched = one is not None and decl == BATCHED and not authorizes
+    return CompiledPolicy(matcher, variables, validations, audit, authorizes, reads_namespace, one, batched)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,10 +146,13 @@ def _message(validation: Validation, composition: Composition) -> str:
     return validation.message or f"failed expression: {validation.expression.source.strip()}"
 
 
-def validate(compiled: CompiledPolicy, data: dict[str, Any], fail: bool) -> Result:
+def validate(compiled: CompiledPolicy, data: dict[str, Any], fail: bool, shared: Any = None) -> Result:
     """One policy, one binding, one param (kube's ``validator.Validate``); ``fail``: the policy's
-    failurePolicy is Fail (errors deny) rather than Ignore (errors admit)."""
+    failurePolicy is Fail (errors deny) rather than Ignore (errors admit); ``shared``: ``data``
+    as the request's shared CEL activation, for the policy's fused program."""
     out = Result()
+    if shared is not None and compiled.fused is not None and fused.admits(compiled.fused, shared):
+        return out
     composition = Composition(compiled.variables, data)
     if compiled.matcher:
         matched = compiled.matcher.match_activation(data, composition.evaluate)
@@ -201,6 +213,8 @@ class _Request:
         self._namespace: dict[str, Any] | None = None
         self._looked_up = False
         self._activations: dict[str, dict[str, Any]] = {}
+        self._shared: dict[tuple[str, int], tuple[dict[str, Any] | None, Any]] = {}
+        self.admitted: set[fused.Fused] = set()  # batched policies that admit in the request's version without params
 
     async def namespace(self, name: str) -> dict[str, Any] | None:
         """Namespaces as the matchers ask for them: the request's is read once."""
@@ -223,6 +237,14 @@ class _Request:
             self._activations[version] = base
         return base | {"params": param}
 
+    def shared(self, version: str, param: dict[str, Any] | None, data: dict[str, Any]) -> Any:
+        """``data`` (an :meth:`activation` of ``version`` and ``param``) as one CEL activation
+        for every policy of the request that sees the same: its objects converted once."""
+        found = self._shared.get((version, id(param)))
+        if found is None or found[0] is not param:
+            found = self._shared[(version, id(param))] = (param, cel.environment.activation(data))
+        return found[1]
+
 
 class ValidatingAdmissionPolicyPlugin:
     """The ``ValidatingAdmissionPolicy`` admission plugin: every policy bound to the request."""
@@ -234,6 +256,7 @@ class ValidatingAdmissionPolicyPlugin:
         self.scheme = registry.scheme
         self.namespaces = namespaces
         self.authorizers: Any = None  # the server's, for the ``authorizer`` variable
+        self.batches = fused.Batches(BATCHED)
 
     async def __call__(self, request: AdmissionRequest) -> None:
         attrs = Attributes(request)
@@ -250,6 +273,10 @@ class ValidatingAdmissionPolicyPlugin:
             authorizer = RequestAuthorizer(self.authorizers, request.ctx.user, asyncio.get_running_loop())
         reads_namespace = any(h.compiled is not None and h.compiled.reads_namespace for h in hooks)
         state = _Request(attrs, self.namespaces, authorizer, reads_namespace)
+        batched = [h.compiled.fused for h in hooks if h.compiled is not None and h.compiled.batched]
+        if len(batched) > 1:  # evaluated before matching: admitting has no effect, whether it matches or not
+            data = await state.activation(attrs.version, None)
+            state.admitted = self.batches.admitted(batched, state.shared(attrs.version, None, data))  # type: ignore[arg-type]
         for hook in hooks:
             await self._hook(hook, state)
         if state.denied:
@@ -268,11 +295,8 @@ class ValidatingAdmissionPolicyPlugin:
 
         attrs = state.attrs
         spec = hook.policy.get("spec") or {}
-        constraints = spec.get("matchConstraints")
-        if constraints is None:
-            return
         try:
-            version = await criteria_match(constraints, attrs, self.scheme, state.namespace)
+            version = await hook.constraints_match(attrs, self.scheme, state.namespace)
         except LookupError as err:
             return configuration(err)
         if version is None:
@@ -293,11 +317,14 @@ class ValidatingAdmissionPolicyPlugin:
                 continue
             actions = (binding.get("spec") or {}).get("validationActions") or ()
             for param in params:
+                if param is None and version == attrs.version and compiled.fused in state.admitted:
+                    continue
                 data = await state.activation(version, param)
+                shared = state.shared(version, param, data) if compiled.fused is not None else None
                 if compiled.authorizes and state.authorizer is not None:
-                    result = await state.authorizer.run(functools.partial(validate, compiled, data, fail))
+                    result = await state.authorizer.run(functools.partial(validate, compiled, data, fail, shared))
                 else:
-                    result = validate(compiled, data, fail)
+                    result = validate(compiled, data, fail, shared)
                 for decision in result.denials:
                     self._act(hook.name, name, actions, decision, state)
                 for key, value in result.annotations:
