@@ -32,7 +32,7 @@ from kplane.core import privatefiles  # files only their owner may read (keys), 
 from kplane.core.meta import clock
 from kplane.core.meta import quantity  # resource.Quantity arithmetic: parse, add, compare, canonical form
 from kplane.core import cel  # the one CEL environment and Kubernetes' CEL libraries (CRD rules, admission expressions)
-from kplane.core.meta.rand import safe_encode_string
+from kplane.core.meta.rand import new_uid, safe_encode_string  # a random UUID (without a GIL release per call)
 from kplane.core.meta.protobuf import (
     CONDITION, EXTRA_VALUE, INT_OR_STRING, LABEL_SELECTOR, LABEL_SELECTOR_REQUIREMENT, MICRO_TIME, OBJECT_META, QUANTITY,
     TIME,

@@ -18,7 +18,6 @@ and ``WithAudit``.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from datetime import datetime, timezone
 
 from aiohttp import web
@@ -33,7 +32,7 @@ from kplane.core.authn.filter import authenticated, user_of
 from kplane.core.authn.user import UserInfo
 from kplane.core.authz.attributes import Attributes, attributes_of
 from kplane.core.authz.filter import decided
-from kplane.core.meta import errors
+from kplane.core.meta import errors, rand
 from kplane.core.server import negotiation
 from kplane.core.server.filters import Handler, is_long_running
 
@@ -67,7 +66,7 @@ class Auditor:
         await self.backend.close()
 
     async def init_filter(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        state = request[AUDIT] = AuditState(request.headers.get("Audit-ID") or str(uuid.uuid4()), _now())
+        state = request[AUDIT] = AuditState(request.headers.get("Audit-ID") or rand.new_uid(), _now())
         try:
             return await handler(request)
         except errors.APIError as err:

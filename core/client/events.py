@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from typing import Any
 import aiohttp
 
 from kplane.core.client.rest import ApiError, RESTClient
+from kplane.core.meta import rand
 from kplane.core.meta.validation import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class EventRecorder:
 def _event_name(involved: str, nanos: int) -> str:
     """``<name>.<hex nanos>`` like client-go; a random UUID where that is no valid name (e.g. ``system:node``)."""
     name = f"{involved}.{nanos:x}"
-    return str(uuid.uuid4()) if is_dns1123_subdomain(name) else name
+    return rand.new_uid() if is_dns1123_subdomain(name) else name
 
 
 def _correlation_key(event: Obj) -> _Key:

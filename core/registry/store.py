@@ -15,7 +15,6 @@ import asyncio
 import base64
 import binascii
 import dataclasses
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from kplane.core.meta import clock, errors
+from kplane.core.meta import clock, errors, rand
 from kplane.core.meta.deleteoptions import DeleteOptions
 from kplane.core.meta.selectors import META_FIELDS, FieldSelectorExpr, LabelSelectorExpr, exact_name, field_values
 from kplane.core.meta.validation import FINALIZER_FOREGROUND, FINALIZER_ORPHAN, validate_object_meta, validate_object_meta_update
@@ -118,9 +117,12 @@ class Store(Served):
         return StoredObject.from_kv(kv)
 
     @storeerr.interpreting
-    async def get_internal(self, namespace: str, name: str) -> Any | None:
-        """The internal object, or None: for admission plugins and other stores."""
-        kv = await self.storage.get(self.key(namespace, name))
+    async def get_internal(self, namespace: str, name: str, *, recent: bool = False) -> Any | None:
+        """The internal object, or None: for admission plugins and other stores; ``recent``: as
+        of a recent revision, which the watch cache answers from memory (an admission check's
+        read of a Namespace, as kube's plugins read their informers' listers)."""
+        key = self.key(namespace, name)
+        kv = await (self.storage.get_recent(key) if recent else self.storage.get(key))
         if kv is None:
             return None
         return self._internal(kv)
@@ -249,7 +251,7 @@ class Store(Served):
         self._check_namespace(ctx, obj)
         if meta.resource_version:
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        meta.uid = str(uuid.uuid4())
+        meta.uid = rand.new_uid()
         meta.creation_timestamp = clock.now()
         meta.deletion_timestamp = meta.deletion_grace_period_seconds = meta.self_link = None
         obj = await self.admission.mutate(self._admission(Operation.CREATE, ctx, obj, None))

@@ -224,6 +224,11 @@ class CachedStorage(Storage):
     async def get(self, key: str) -> KeyValue | None:
         return await self._inner.get(key)
 
+    async def get_recent(self, key: str) -> KeyValue | None:
+        """From memory when the cache holds ``key``; else (not there yet, or re-listing) the backend's."""
+        found = self._state.get(key) if self._ready and not self._closed and key.startswith(self._prefix) else None
+        return found if found is not None else await self._inner.get(key)
+
     async def list(
         self,
         prefix: str,

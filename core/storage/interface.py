@@ -124,6 +124,12 @@ class Storage(abc.ABC):
     async def get(self, key: str) -> KeyValue | None:
         """The current value of ``key``, or None."""
 
+    async def get_recent(self, key: str) -> KeyValue | None:
+        """``key``'s value as of a recent revision, not always the latest: what an admission
+        check may read, as kube's admission plugins read their informers' listers (the watch
+        cache answers from memory what it holds). Here, the latest."""
+        return await self.get(key)
+
     @abc.abstractmethod
     async def list(
         self,

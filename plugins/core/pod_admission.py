@@ -165,7 +165,7 @@ class ServiceAccountAdmission:
 
     async def _lookup(self, request: AdmissionRequest, name: str) -> ServiceAccount | None:
         store = self.registry.store("", "serviceaccounts")
-        account = await store.get_internal(request.namespace, name) if store else None
+        account = await store.get_internal(request.namespace, name, recent=True) if store else None
         if account is None and name != DEFAULT_SERVICE_ACCOUNT:
             raise deny(request, f'error looking up service account {request.namespace}/{name}: '
                                 f'serviceaccount "{name}" not found')

@@ -253,3 +253,22 @@ async def test_inner_watch_failure_ends_watchers_and_relists(tmp_path: Path) -> 
         assert [e.kv for e in await next_events(during, 1)] == [after]
     finally:
         await cache.close()
+
+
+async def test_a_recent_read_is_answered_from_memory_and_a_key_not_there_yet_by_the_backend(
+        inner: SQLiteStorage, cache: CachedStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What admission reads of a Namespace: the cache's copy, and the backend's when the cache
+    has not seen the key (just created, as kube's plugins look up what their lister misses)."""
+    made = await cache.create("/r/held", b"v1")
+    await eventually(lambda: cache.revision >= made.mod_revision)
+    asked: list[str] = []
+    real_get = inner.get
+
+    async def counted(key: str) -> KeyValue | None:
+        asked.append(key)
+        return await real_get(key)
+    monkeypatch.setattr(inner, "get", counted)
+    found = await cache.get_recent("/r/held")
+    assert found is not None and found.value == b"v1" and asked == []
+    assert await cache.get_recent("/r/absent") is None and asked == ["/r/absent"]
+    assert (await cache.get("/r/held")).value == b"v1" and asked[-1] == "/r/held"  # a plain get: the backend's

@@ -22,11 +22,10 @@ import dataclasses
 import functools
 import json
 import logging
-import uuid
 from typing import Any
 
 from kplane.api import (
-    AdmissionRequest, APIError, CallError, PatchError, Registry, WebhookClient, apply_json_patch, cel, errors,
+    AdmissionRequest, APIError, CallError, PatchError, Registry, WebhookClient, apply_json_patch, cel, errors, new_uid,
 )
 from kplane.plugins.admissionregistration.attributes import Attributes, add_warnings
 from kplane.plugins.admissionregistration.expressions import activation, references
@@ -173,7 +172,7 @@ class _Dispatcher:
         review_version = review.review_version(hook.spec)
         if review_version is None:
             raise CallingError(hook.name, "webhook does not accept known AdmissionReview versions")
-        uid = str(uuid.uuid4())
+        uid = new_uid()
         body = review.review_body(review_version, attrs.review_request(uid, version))
         timeout = hook.timeout
         try:

@@ -21,12 +21,11 @@ InternalError Status, as kube-apiserver does.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import orjson
 
-from kplane.api import APIError, CallError, WebhookClient, errors, validate_annotations, validate_labels
+from kplane.api import APIError, CallError, WebhookClient, errors, new_uid, validate_annotations, validate_labels
 
 TIMEOUT = 30.0  # seconds for one review, connecting included (kube's webhook client's default)
 REVIEW_GROUP = "apiextensions.k8s.io"
@@ -57,7 +56,7 @@ class WebhookConverter:
         failed = f"conversion webhook for {self._gvk(sent[0])}"
         if self.review_version is None:
             raise ConversionError("no supported conversion review versions")
-        uid = str(uuid.uuid4())
+        uid = new_uid()
         review = {"kind": "ConversionReview", "apiVersion": f"{REVIEW_GROUP}/{self.review_version}",
                   "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": sent}}
         try:
