@@ -5,7 +5,9 @@ created Deployment as kplane stores it):
 
 * raw: ``create`` calls straight into kplane's storage client (``EtcdStorage`` over etcd's
   HTTP/JSON gateway, ``SQLiteStorage`` with its group commit), in this process;
-* kplane: Deployment creates over HTTP to a ``kplane serve`` process on that storage.
+* kplane: Deployment creates over HTTP to a ``kplane serve`` process on that storage (without
+  its controllers: the API server's write path), driven by ``wrk`` when it is on PATH (Debian's
+  ``wrk``: a compiled load generator leaves both cores to the server), else by the Python client.
 
 etcd keeps its data on the same disk as SQLite (the temp dir), both with fsync on commit.
 
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, deployment, kplane
+from common import DEPLOYMENTS, deployment, kplane, wrk_available, wrk_creates
 from tests.etcd_process import EtcdProcess
 
 from kplane.core.storage.etcd import EtcdStorage
@@ -78,6 +80,10 @@ async def kplane_creates(url: str, seconds: float) -> tuple[float, int]:
             async with session.post(DEPLOYMENTS, json=deployment(f"d-{w}-{i}")) as reply:
                 assert reply.status == 201, await reply.text()
 
+        if wrk_available():
+            wrk_creates(url, DEPLOYMENTS, deployment("__NAME__"), 1, CONCURRENCY, "warm")
+            return wrk_creates(url, DEPLOYMENTS, deployment("__NAME__"), seconds, CONCURRENCY, "d").per_second, size
+        await rate(1, one)
         return await rate(seconds, one), size
 
 
@@ -100,7 +106,7 @@ async def main(seconds: float) -> None:
             api, size = await kplane_creates(url, seconds)
         raw = await raw_creates(await SQLiteStorage.open(f"{tmp}/raw.db"), seconds, size)
         rows.append(("SQLite", raw, api))
-    print(f"creates/s, {CONCURRENCY} concurrent, {size}-byte values")
+    print(f"creates/s, {CONCURRENCY} concurrent, {size}-byte values; load: {'wrk' if wrk_available() else 'the Python client'}")
     print(f"{'backend':<10}{'raw storage':>13}{'kplane':>10}{'kplane/raw':>12}")
     for name, raw, api in rows:
         print(f"{name:<10}{raw:>13.0f}{api:>10.0f}{api / raw:>12.2f}")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -114,6 +117,37 @@ async def rate(url: str, seconds: float, concurrency: int, make_request: MakeReq
         elapsed = time.monotonic() - began
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     return Rate(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, len(latencies))
+
+
+WRK_CREATE = Path(__file__).resolve().parent / "wrk_create.lua"
+
+
+def wrk_available() -> bool:
+    """Whether Debian's ``wrk`` (``apt-get install wrk``) is on PATH: a compiled load generator
+    that leaves the two cores to the server, where the Python client takes one of them."""
+    return shutil.which("wrk") is not None
+
+
+def _wrk_ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk_creates(url: str, path: str, body: dict[str, Any], seconds: float, concurrency: int, prefix: str) -> Rate:
+    """``concurrency`` keep-alive connections POSTing ``body`` to ``path`` for ``seconds``, with
+    ``wrk``: each request's body has ``__NAME__`` replaced by a name of its own (``prefix``,
+    the thread, a counter). Every answer must be a success."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as template:
+        template.write(json.dumps(body))
+        template.flush()
+        out = subprocess.run(["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency",
+                              "-s", str(WRK_CREATE), url, "--", path, template.name, prefix],
+                             capture_output=True, text=True, check=True).stdout
+    assert "Non-2xx" not in out and "Socket errors" not in out, out
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
+    per_second = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return Rate(per_second, _wrk_ms(latency["50"]), _wrk_ms(latency["99"]), requests)
 
 
 def cpu_seconds(pid: int) -> float:
