@@ -117,15 +117,20 @@ class Store(Served):
         return StoredObject.from_kv(kv)
 
     @storeerr.interpreting
-    async def get_internal(self, namespace: str, name: str, *, recent: bool = False) -> Any | None:
-        """The internal object, or None: for admission plugins and other stores; ``recent``: as
-        of a recent revision, which the watch cache answers from memory (an admission check's
-        read of a Namespace, as kube's plugins read their informers' listers)."""
-        key = self.key(namespace, name)
-        kv = await (self.storage.get_recent(key) if recent else self.storage.get(key))
+    async def get_internal(self, namespace: str, name: str) -> Any | None:
+        """The internal object, or None: for admission plugins and other stores."""
+        kv = await self.storage.get(self.key(namespace, name))
         if kv is None:
             return None
         return self._internal(kv)
+
+    @storeerr.interpreting
+    async def get_recent(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The stored wire form (the storage version), or None, as of a recent revision: the
+        watch cache answers from memory what it holds. What admission reads of a Namespace or
+        a ServiceAccount on every create, as kube's plugins read their informers' listers."""
+        kv = await self.storage.get_recent(self.key(namespace, name))
+        return None if kv is None else StoredObject.from_kv(kv).obj
 
     def _internal(self, kv: st.KeyValue) -> Any:
         """A new internal object from a stored value, the caller's to change."""

@@ -35,10 +35,10 @@ class NamespaceLifecycle:
         if request.operation != Operation.CREATE or not rt.namespaced:
             return
         namespaces = self.registry.store("", "namespaces")
-        namespace = await namespaces.get_internal("", request.namespace, recent=True) if namespaces else None
+        namespace = await namespaces.get_recent("", request.namespace) if namespaces else None
         if namespace is None:
             raise errors.not_found("namespaces", "", request.namespace)
-        if namespace.metadata.deletion_timestamp:
+        if (namespace.get("metadata") or {}).get("deletionTimestamp"):
             raise errors.forbidden_error(
                 rt.plural,
                 rt.group,

@@ -38,7 +38,7 @@ from typing import Any
 
 from kplane.api import AdmissionRequest, Informer, Operation, Registry, deny
 from kplane.plugins.core import lookup
-from kplane.plugins.core.types import Container, LocalObjectReference, Pod, ServiceAccount, VolumeMount
+from kplane.plugins.core.types import Container, LocalObjectReference, Pod, VolumeMount
 from kplane.plugins.core.v1.defaults import VOLUME_FILE_MODE, dicts
 
 DEFAULT_SERVICE_ACCOUNT = "default"
@@ -157,15 +157,17 @@ class ServiceAccountAdmission:
         account = await self._lookup(request, spec.service_account_name)
         automount = spec.automount_service_account_token
         if automount is None and account is not None:
-            automount = account.automount_service_account_token
+            automount = account.get("automountServiceAccountToken")
         if automount is not False:
             _mount_token(pod, self.registry.store("", "pods").strategy.generate_name(TOKEN_VOLUME_PREFIX))
-        if not spec.image_pull_secrets and account is not None and account.image_pull_secrets:
-            spec.image_pull_secrets = [LocalObjectReference(name=ref.name) for ref in account.image_pull_secrets]
+        pull_secrets = (account or {}).get("imagePullSecrets") or []
+        if not spec.image_pull_secrets and pull_secrets:
+            spec.image_pull_secrets = [LocalObjectReference(name=ref.get("name")) for ref in pull_secrets]
 
-    async def _lookup(self, request: AdmissionRequest, name: str) -> ServiceAccount | None:
+    async def _lookup(self, request: AdmissionRequest, name: str) -> dict[str, Any] | None:
+        """The ServiceAccount's stored (v1) wire form."""
         store = self.registry.store("", "serviceaccounts")
-        account = await store.get_internal(request.namespace, name, recent=True) if store else None
+        account = await store.get_recent(request.namespace, name) if store else None
         if account is None and name != DEFAULT_SERVICE_ACCOUNT:
             raise deny(request, f'error looking up service account {request.namespace}/{name}: '
                                 f'serviceaccount "{name}" not found')

@@ -209,13 +209,11 @@ async def binding_matches(binding: Mapping[str, Any], attrs: Attributes, scheme:
 
 
 def namespace_lookup(registry: Registry) -> NamespaceLookup:
-    """Namespaces as v1 wire dicts, as of a recent revision (the watch cache's; a request's
-    namespace exists by admission)."""
+    """Namespaces as v1 wire dicts (v1, their only version, is how they are stored), as of a
+    recent revision: the watch cache's (a request's namespace exists by admission)."""
     async def lookup(name: str) -> dict[str, Any] | None:
         store = registry.store("", "namespaces")
-        found = await store.get_internal("", name, recent=True) if store is not None and name else None
-        rt = registry.scheme.get("", "namespaces")
-        return rt.encode(found, "v1") if found is not None and rt is not None else None
+        return await store.get_recent("", name) if store is not None and name else None
     return lookup
 
 
