@@ -40,8 +40,8 @@ def _sort_kids(kids: Node) -> Node:
 
 
 def sort_set(node: Node) -> Node:
-    """A set built by insertion, sorted in SMD order at every level."""
-    return {k: (v if k == "." else sort_set(v)) for k, v in sorted(node.items(), key=lambda kv: pe_key(kv[0]))}
+    """A set built by insertion, sorted in SMD order at every level (its leaves, ``{}``, as they are)."""
+    return {k: node[k] if k == "." or not node[k] else sort_set(node[k]) for k in sorted(node, key=pe_key)}
 
 
 def insert(root: Node, path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kplane.core.managedfields.fieldpaths import Path, TypedError, index_items, item_pe, pe_text, path_text
@@ -22,7 +23,13 @@ Skip = dict[str, Any]  # field name -> None (skip the field) or a nested Skip
 
 
 def skip_tree(paths: Iterable[str]) -> Skip:
-    """Dotted struct paths (``metadata.managedFields``) as the tree the walks consult key by key."""
+    """Dotted struct paths (``metadata.managedFields``) as the tree the walks consult key by key
+    (made once per set of paths: a write's are its kind's; the walks only read it)."""
+    return _skip_tree(tuple(paths))
+
+
+@lru_cache(maxsize=256)
+def _skip_tree(paths: tuple[str, ...]) -> Skip:
     tree: Skip = {}
     for dotted in paths:
         node = tree
