@@ -126,6 +126,11 @@ class _Dispatcher:
             scale = getattr(self.registry.rest(rt.group, rt.plural, "scale"), "adapter", None)
         return Attributes(request, scale=scale)
 
+    def _idle(self) -> bool:
+        """No webhook configured, and the configurations known: nothing to look at (every write
+        of a cluster without webhooks asks)."""
+        return not self.source.webhooks and self.source.informer.synced.is_set()
+
     async def _ready(self, request: AdmissionRequest) -> bool:
         if not await informers_ready(self.source.informer):
             raise errors.forbidden_error(request.resource.plural, request.resource.group, request.name,
@@ -202,6 +207,8 @@ class MutatingWebhooks(_Dispatcher):
     kind = "mutation"
 
     async def __call__(self, request: AdmissionRequest) -> None:
+        if self._idle():
+            return
         attrs = self._attributes(request)
         if exempt(attrs) or not await self._ready(request):
             return
@@ -261,6 +268,8 @@ class ValidatingWebhooks(_Dispatcher):
     kind = "validating"
 
     async def __call__(self, request: AdmissionRequest) -> None:
+        if self._idle():
+            return
         attrs = self._attributes(request)
         if exempt(attrs) or not await self._ready(request):
             return
