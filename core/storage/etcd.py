@@ -27,7 +27,8 @@ How the contract maps onto etcd:
   etcd's "leader changed", "no leader", "request timed out", a dropped proposal) stops being the
   preferred endpoint, and the request is tried again on the next member, with backoff, until it
   succeeds or ``2 * request_timeout`` has passed since it began (then StorageTimeoutError, or
-  UnavailableError). Reads are simply sent again. A write whose outcome is unknown (etcd may have
+  UnavailableError). Reads are simply sent again. A write gets at most 2 s per member (a member
+  whose leader died holds a proposal it forwarded there until etcd's own 7 s timeout). A write whose outcome is unknown (etcd may have
   applied the txn before the connection broke) is never blindly resent: the key is read back
   (a linearizable read, so a proposal of a dead leader that the new one did not commit can never
   be committed later) and the write is settled from what is there. A create whose exact value
@@ -81,6 +82,10 @@ Json = dict[str, Any]
 HEALTH_TIMEOUT = 2.0  # seconds, as kube-apiserver's --etcd-healthcheck-timeout
 _MAX_REQUESTS = 128  # unary requests in flight; watches hold their own connections outside it
 _RETRY_MIN, _RETRY_MAX = 0.05, 2.0  # watch reconnect backoff, seconds
+# Seconds a write may take before its member is presumed cut off from a dead leader (twice etcd's
+# default election timeout; etcd itself would hold a proposal it forwarded there for 7 s); the write
+# is then settled. etcd warns of any apply over 100 ms: a healthy member is never this slow.
+_WRITE_ATTEMPT = 2.0
 _REQUEST_RETRY_MAX = 0.5  # unary request retry backoff cap, seconds (an election takes ~1 s)
 _GRPC_DEADLINE_EXCEEDED, _GRPC_UNAVAILABLE = 4, 14
 # etcd's errors of a member that lost its leader or could not propose: another member may answer.
@@ -466,7 +471,7 @@ class EtcdStorage(Storage):
         uncertain: BaseException | None = None
         while True:
             try:
-                reply = await self._post(path, body, deadline)
+                reply = await self._post(path, body, deadline, attempt=_WRITE_ATTEMPT)
             except _Unreachable as exc:
                 if uncertain is None:
                     raise
@@ -492,11 +497,15 @@ class EtcdStorage(Storage):
             except StorageTimeoutError:
                 raise _outcome_unknown(key, uncertain) from None
 
-    async def _post(self, path: str, body: Json, deadline: float) -> Json:
-        """One unary gateway call, answered by ``deadline`` at the latest; raises the StorageError
-        that fits any failure, after moving the preference off a member that failed it."""
+    async def _post(
+        self, path: str, body: Json, deadline: float, *, attempt: float | None = None
+    ) -> Json:
+        """One unary gateway call, answered within ``attempt`` seconds (by default the request
+        timeout) and by ``deadline`` at the latest; raises the StorageError that fits any
+        failure, after moving the preference off a member that failed it."""
         self._check_open()
-        remaining = min(self._request_timeout, deadline - asyncio.get_running_loop().time())
+        limit = min(self._request_timeout, attempt or self._request_timeout)
+        remaining = min(limit, deadline - asyncio.get_running_loop().time())
         if remaining <= 0:
             raise StorageTimeoutError(f"etcd did not answer {path} in time")
         self._in_flight += 1
