@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,12 +132,12 @@ async def _record_watch(session: aiohttp.ClientSession, server: Served, since: s
             into.append((event["type"], meta.get("name", ""), meta.get("resourceVersion", "0")))
 
 
-async def _write_until(session: aiohttp.ClientSession, servers: list[Served], writer: int,
+async def _write_until(session: aiohttp.ClientSession, servers: list[Served], run: str, writer: int,
                        stop: asyncio.Event, into: list[Write]) -> None:
     server = writer % len(servers)
     count = 0
     while not stop.is_set():
-        name = f"ha-{writer}-{count}"
+        name = f"ha-{run}-{writer}-{count}"
         count += 1
         began = time.monotonic()
         try:
@@ -173,7 +174,8 @@ async def kill_etcd_leader_under_load(session: aiohttp.ClientSession, cluster: E
         await asyncio.wait_for(asyncio.gather(*(ready.wait() for ready in opened)), 10)
         stop, writes = asyncio.Event(), []
         started = time.monotonic()
-        load = [asyncio.create_task(_write_until(session, servers, n, stop, writes)) for n in range(writers)]
+        run = uuid.uuid4().hex[:6]  # names of this run's own: a round after another creates anew
+        load = [asyncio.create_task(_write_until(session, servers, run, n, stop, writes)) for n in range(writers)]
         await asyncio.sleep(before)
         leader = await asyncio.to_thread(cluster.leader)
         killed_at = time.monotonic()
@@ -184,10 +186,11 @@ async def kill_etcd_leader_under_load(session: aiohttp.ClientSession, cluster: E
         stop.set()
         await asyncio.gather(*load)
         ended = time.monotonic()
-        listed = [(await list_names(session, server))[1] for server in servers]
+        listed = [{name: version for name, version in (await list_names(session, server))[1].items()
+                   if name.startswith(f"ha-{run}-")} for server in servers]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(
-                {name for _, name, _ in seen} < set(final) for seen, final in zip(events, listed)):
+                not set(final) <= {name for _, name, _ in seen} for seen, final in zip(events, listed)):
             await asyncio.sleep(0.05)
     finally:
         for watch in watches:
