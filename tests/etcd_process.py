@@ -266,10 +266,6 @@ class EtcdCluster:
             time.sleep(0.02)
         raise RuntimeError(f"the etcd cluster elected no leader within {timeout}s")
 
-    def term(self, member: EtcdProcess) -> int:
-        """The raft term ``member`` is in (an election makes it grow)."""
-        return int(member.status()["raftTerm"])  # type: ignore[arg-type]
-
     def kill(self, member: EtcdProcess) -> None:
         member.kill()
 
