@@ -21,9 +21,23 @@ How the contract maps onto etcd:
   notification; if that was compacted meanwhile the watch raises CompactedError so the consumer
   relists. A stream that silently stalls (no FIN, e.g. a partitioned host) is not detected.
 * Requests fail fast while etcd is down: a refused connection moves on to the next endpoint and
-  raises UnavailableError when none answers; no answer within ``request_timeout`` raises
-  StorageTimeoutError. Nothing is cached across requests except the preferred endpoint, so the
-  same storage works again as soon as etcd is back.
+  raises UnavailableError when none accepts one. Nothing is cached across requests except the
+  preferred endpoint, so the same storage works again as soon as etcd is back.
+* A member that fails a request (the connection breaks, no answer within ``request_timeout``,
+  etcd's "leader changed", "no leader", "request timed out", a dropped proposal) stops being the
+  preferred endpoint, and the request is tried again on the next member, with backoff, until it
+  succeeds or ``2 * request_timeout`` has passed since it began (then StorageTimeoutError, or
+  UnavailableError). Reads are simply sent again. A write gets at most 2 s per member (a member
+  whose leader died holds a proposal it forwarded there until etcd's own 7 s timeout). A write whose outcome is unknown (etcd may have
+  applied the txn before the connection broke) is never blindly resent: the key is read back
+  (a linearizable read, so a proposal of a dead leader that the new one did not commit can never
+  be committed later) and the write is settled from what is there. A create whose exact value
+  is there succeeded (stored objects carry a fresh uid, so equal bytes are this write); one whose
+  key is absent was not applied and is sent again (its compare keeps it from ever applying twice).
+  An update settles the same way from the key's mod revision and value; a delete only when the
+  key is still at the expected revision (not applied). Anything else fails with
+  StorageTimeoutError ("the outcome is unknown", as kube-apiserver answers), never with an
+  acknowledgement of a write that was not made nor a conflict caused by the request's own write.
 * Periodic compaction is idempotent: several servers on one etcd may all run it; compacting to a
   revision etcd already compacted is a no-op. It never writes to etcd (a write outside the watched
   prefixes would advance the revision without an event anyone could see).
@@ -68,7 +82,14 @@ Json = dict[str, Any]
 HEALTH_TIMEOUT = 2.0  # seconds, as kube-apiserver's --etcd-healthcheck-timeout
 _MAX_REQUESTS = 128  # unary requests in flight; watches hold their own connections outside it
 _RETRY_MIN, _RETRY_MAX = 0.05, 2.0  # watch reconnect backoff, seconds
+# Seconds a write may take before its member is presumed cut off from a dead leader (twice etcd's
+# default election timeout; etcd itself would hold a proposal it forwarded there for 7 s); the write
+# is then settled. etcd warns of any apply over 100 ms: a healthy member is never this slow.
+_WRITE_ATTEMPT = 2.0
+_REQUEST_RETRY_MAX = 0.5  # unary request retry backoff cap, seconds (an election takes ~1 s)
 _GRPC_DEADLINE_EXCEEDED, _GRPC_UNAVAILABLE = 4, 14
+# etcd's errors of a member that lost its leader or could not propose: another member may answer.
+_TRANSIENT = ("leader changed", "no leader", "proposal dropped", "too many requests")
 # What a broken watch stream raises; the watch reconnects instead of ending.
 _BROKEN_STREAM = (
     UnavailableError, aiohttp.ClientError, TimeoutError, OSError, orjson.JSONDecodeError
@@ -99,6 +120,17 @@ class _RevisionInFuture(StorageError):
     """etcd refused a revision it has not reached yet."""
 
 
+class _Unreachable(UnavailableError):
+    """No endpoint accepted a connection: nothing was sent, and nothing is retried (fail fast)."""
+
+
+def _outcome_unknown(key: str, cause: BaseException | None) -> StorageTimeoutError:
+    return StorageTimeoutError(
+        f"etcd: the outcome of the write of {key!r} is unknown (may or may not have been"
+        f" applied): {cause}"
+    )
+
+
 def _reply_error(status: int, reply: Json) -> StorageError:
     """The StorageError for an etcd gateway error body ``{"error", "message", "code"}``."""
     message = str(reply.get("message") or reply.get("error") or f"HTTP {status}")
@@ -109,7 +141,7 @@ def _reply_error(status: int, reply: Json) -> StorageError:
         return _RevisionInFuture(message)
     if code == _GRPC_DEADLINE_EXCEEDED or "timed out" in message:
         return StorageTimeoutError(f"etcd: {message}")
-    if code == _GRPC_UNAVAILABLE or status == 503:
+    if code == _GRPC_UNAVAILABLE or status == 503 or any(text in message for text in _TRANSIENT):
         return UnavailableError(f"etcd: {message}")
     return StorageError(f"etcd: {message}")
 
@@ -153,6 +185,7 @@ class EtcdStorage(Storage):
         self._compact_interval = compact_interval
         self._keep_revisions = keep_revisions
         self._watch_queue_size = watch_queue_size
+        self._request_timeout = request_timeout
         self._timeout = aiohttp.ClientTimeout(total=request_timeout)
         self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=request_timeout)
         self._slots = asyncio.Semaphore(_MAX_REQUESTS)
@@ -218,7 +251,7 @@ class EtcdStorage(Storage):
         return storage
 
     async def get(self, key: str) -> KeyValue | None:
-        reply = await self._post("/v3/kv/range", {"key": self._wire(key)})
+        reply = await self._read("/v3/kv/range", {"key": self._wire(key)})
         kvs = reply.get("kvs")
         return self._kv(kvs[0], key) if kvs else None
 
@@ -245,7 +278,7 @@ class EtcdStorage(Storage):
         if limit > 0:
             body["limit"] = limit
         try:
-            reply = await self._post("/v3/kv/range", body)
+            reply = await self._read("/v3/kv/range", body)
         except _RevisionCompacted:
             raise CompactedError(revision, await self._learn_compacted(revision)) from None
         except _RevisionInFuture:
@@ -258,10 +291,18 @@ class EtcdStorage(Storage):
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         wire = self._wire(key)
-        reply = await self._post("/v3/kv/txn", {
+
+        def settle(found: KeyValue | None) -> bool:
+            if found is not None and found.value != value:
+                raise KeyExistsError(key)
+            return found is not None
+
+        reply = await self._write(key, {
             "compare": [{"key": wire, "target": "CREATE", "create_revision": 0}],
             "success": [{"request_put": {"key": wire, "value": _b64(value)}}],
-        })
+        }, settle)
+        if isinstance(reply, KeyValue):
+            return reply
         if not reply.get("succeeded"):
             raise KeyExistsError(key)
         revision = int(reply["header"]["revision"])
@@ -271,14 +312,24 @@ class EtcdStorage(Storage):
         if expected_revision <= 0:  # etcd would read mod revision 0 as "absent" and create it
             raise await self._precondition_failed(key, expected_revision)
         wire = self._wire(key)
-        reply = await self._post("/v3/kv/txn", {
+
+        def settle(found: KeyValue | None) -> bool | None:
+            if found is not None and found.mod_revision == expected_revision:
+                return False
+            if found is not None and found.value == value:
+                return True
+            return None
+
+        reply = await self._write(key, {
             "compare": [{"key": wire, "target": "MOD", "mod_revision": expected_revision}],
             "success": [
                 {"request_put": {"key": wire, "value": _b64(value)}},
                 {"request_range": {"key": wire, "keys_only": True}},  # for the create revision
             ],
             "failure": [{"request_range": {"key": wire, "keys_only": True}}],
-        })
+        }, settle)
+        if isinstance(reply, KeyValue):
+            return reply
         if not reply.get("succeeded"):
             raise self._failed_compare(key, expected_revision, reply)
         written = reply["responses"][1]["response_range"]["kvs"][0]
@@ -289,17 +340,27 @@ class EtcdStorage(Storage):
     async def delete(self, key: str, *, expected_revision: int = 0) -> KeyValue:
         wire = self._wire(key)
         removal = {"key": wire, "prev_kv": True}
+
+        def settle(found: KeyValue | None) -> bool | None:
+            # Still there at the expected revision: not applied. Gone: perhaps by another client.
+            if found is not None and expected_revision and found.mod_revision == expected_revision:
+                return False
+            return None
+
         if expected_revision:
-            reply = await self._post("/v3/kv/txn", {
+            reply = await self._write(key, {
                 "compare": [{"key": wire, "target": "MOD", "mod_revision": expected_revision}],
                 "success": [{"request_delete_range": removal}],
                 "failure": [{"request_range": {"key": wire, "keys_only": True}}],
-            })
+            }, settle)
+            assert isinstance(reply, dict)  # settle never says "applied"
             if not reply.get("succeeded"):
                 raise self._failed_compare(key, expected_revision, reply)
             deleted = reply["responses"][0]["response_delete_range"]
         else:
-            deleted = reply = await self._post("/v3/kv/deleterange", removal)
+            written = await self._write(key, removal, settle, path="/v3/kv/deleterange")
+            assert isinstance(written, dict)
+            deleted = reply = written
         if not deleted.get("prev_kvs"):
             raise KeyNotFoundError(key)
         last = deleted["prev_kvs"][0]
@@ -321,7 +382,7 @@ class EtcdStorage(Storage):
 
     async def current_revision(self) -> int:
         # A count-only range of one key: the cheapest request whose header carries the revision.
-        reply = await self._post(
+        reply = await self._read(
             "/v3/kv/range", {"key": _b64(self._prefix + b"\0"), "count_only": True}
         )
         return int(reply["header"]["revision"])
@@ -338,7 +399,7 @@ class EtcdStorage(Storage):
         if revision <= self._compacted:
             return
         try:
-            await self._post("/v3/kv/compaction", {"revision": revision})
+            await self._read("/v3/kv/compaction", {"revision": revision})  # idempotent
         except _RevisionCompacted:
             pass  # another server compacted at least this far
         except _RevisionInFuture:
@@ -368,20 +429,101 @@ class EtcdStorage(Storage):
         if self._closed:
             raise StorageError("etcd storage is closed")
 
-    async def _post(self, path: str, body: Json) -> Json:
-        """One unary gateway call; raises the StorageError that fits any failure."""
+    def _deadline(self) -> float:
+        """When a request begun now stops being retried."""
+        return asyncio.get_running_loop().time() + 2 * self._request_timeout
+
+    async def _backoff(self, delay: float, deadline: float) -> float:
+        """Sleep before the next attempt, if time is left before ``deadline``; the next delay."""
+        if asyncio.get_running_loop().time() + delay >= deadline:
+            raise StorageTimeoutError("etcd did not answer in time")
+        await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+        return min(delay * 2, _REQUEST_RETRY_MAX)
+
+    async def _read(self, path: str, body: Json) -> Json:
+        """An idempotent call, tried again on the next member while members fail it."""
+        deadline, delay = self._deadline(), _RETRY_MIN
+        while True:
+            try:
+                return await self._post(path, body, deadline)
+            except _Unreachable:
+                raise
+            except UnavailableError as exc:
+                _log.debug("etcd %s failed, trying again: %s", path, exc)
+                try:
+                    delay = await self._backoff(delay, deadline)
+                except StorageTimeoutError:
+                    raise exc from None
+
+    async def _write(
+        self,
+        key: str,
+        body: Json,
+        settle: Callable[[KeyValue | None], bool | None],
+        *,
+        path: str = "/v3/kv/txn",
+    ) -> Json | KeyValue:
+        """A write of ``key``: etcd's reply, or the key read back when an attempt whose outcome was
+        unknown turned out applied. ``settle(read back)`` says True (applied), False (not applied:
+        safe to send again), None (cannot tell) or raises the write's own error. After an
+        unknown outcome a failed compare may be the write's own doing, so it is settled too."""
+        deadline, delay = self._deadline(), _RETRY_MIN
+        uncertain: BaseException | None = None
+        while True:
+            try:
+                reply = await self._post(path, body, deadline, attempt=_WRITE_ATTEMPT)
+            except _Unreachable as exc:
+                if uncertain is None:
+                    raise
+                raise _outcome_unknown(key, uncertain) from exc
+            except UnavailableError as exc:
+                uncertain = exc
+            else:
+                if uncertain is None or reply.get("succeeded", True):
+                    return reply
+            try:
+                found = await self.get(key)
+            except UnavailableError as exc:
+                raise _outcome_unknown(key, uncertain) from exc
+            verdict = settle(found)
+            if verdict is None:
+                raise _outcome_unknown(key, uncertain)
+            if verdict:
+                assert found is not None
+                return found
+            _log.debug("etcd write of %r was not applied, sending it again: %s", key, uncertain)
+            try:
+                delay = await self._backoff(delay, deadline)
+            except StorageTimeoutError:
+                raise _outcome_unknown(key, uncertain) from None
+
+    async def _post(
+        self, path: str, body: Json, deadline: float, *, attempt: float | None = None
+    ) -> Json:
+        """One unary gateway call, answered within ``attempt`` seconds (by default the request
+        timeout) and by ``deadline`` at the latest; raises the StorageError that fits any
+        failure, after moving the preference off a member that failed it."""
         self._check_open()
+        limit = min(self._request_timeout, attempt or self._request_timeout)
+        remaining = min(limit, deadline - asyncio.get_running_loop().time())
+        if remaining <= 0:
+            raise StorageTimeoutError(f"etcd did not answer {path} in time")
         self._in_flight += 1
         self._idle.clear()
+        index = -1
         try:
             async with self._slots:
                 if self._session.closed:  # close() gave up waiting for this one
                     raise StorageError("etcd storage is closed")
-                async with await self._send(path, orjson.dumps(body), self._timeout) as response:
+                timeout = aiohttp.ClientTimeout(total=remaining)
+                index, response = await self._send(path, orjson.dumps(body), timeout)
+                async with response:
                     status, payload = response.status, await response.read()
         except TimeoutError:
+            self._avoid(index)
             raise StorageTimeoutError(f"etcd did not answer {path} in time") from None
         except aiohttp.ClientError as exc:
+            self._avoid(index)
             raise UnavailableError(f"etcd request {path} failed: {exc!r}") from exc
         finally:
             self._in_flight -= 1
@@ -392,14 +534,18 @@ class EtcdStorage(Storage):
         except orjson.JSONDecodeError:
             raise StorageError(f"etcd answered {path} with HTTP {status}: {payload[:200]!r}")
         if status != 200:
-            raise _reply_error(status, reply)
+            error = _reply_error(status, reply)
+            if isinstance(error, UnavailableError):
+                self._avoid(index)
+            raise error
         self._observe(reply["header"])
         return reply
 
     async def _send(
         self, path: str, data: bytes, timeout: aiohttp.ClientTimeout
-    ) -> aiohttp.ClientResponse:
-        """POST to the preferred endpoint, moving on to the next one that accepts connections."""
+    ) -> tuple[int, aiohttp.ClientResponse]:
+        """POST to the preferred endpoint, moving on to the next one that accepts connections;
+        the index of the endpoint that took it, and its response."""
         refused: list[str] = []
         count = len(self._endpoints)
         for step in range(count):
@@ -411,9 +557,18 @@ class EtcdStorage(Storage):
             except aiohttp.ClientConnectorError as exc:  # nothing was sent: safe to go on
                 refused.append(str(exc))
                 continue
+            except (aiohttp.ClientError, TimeoutError):
+                self._avoid(index)
+                raise
             self._preferred = index
-            return response
-        raise UnavailableError(f"no etcd endpoint accepts connections: {'; '.join(refused)}")
+            return index, response
+        raise _Unreachable(f"no etcd endpoint accepts connections: {'; '.join(refused)}")
+
+    def _avoid(self, index: int) -> None:
+        """Prefer the next endpoint to ``index``, which just failed a request (unless another
+        failure moved the preference already)."""
+        if index == self._preferred and len(self._endpoints) > 1:
+            self._preferred = (index + 1) % len(self._endpoints)
 
     def _observe(self, header: Json) -> None:
         revision = int(header.get("revision", 0))
@@ -432,7 +587,8 @@ class EtcdStorage(Storage):
             return bool(learned) or "error" in message or message["result"].get("canceled", False)
 
         try:
-            async with await self._send("/v3/watch", orjson.dumps(body), self._timeout) as response:
+            _, response = await self._send("/v3/watch", orjson.dumps(body), self._timeout)
+            async with response:
                 await _each_message(response, handle)
         except (StorageError, *_BROKEN_STREAM) as exc:
             _log.warning("could not learn etcd's compacted revision: %r", exc)
@@ -564,7 +720,8 @@ class _Feed(EventQueue):
             return self._handle(result)
 
         storage = self._storage
-        async with await storage._send("/v3/watch", body, storage._stream_timeout) as response:
+        _, response = await storage._send("/v3/watch", body, storage._stream_timeout)
+        async with response:
             if response.status != 200:
                 raise UnavailableError(f"etcd refused the watch with HTTP {response.status}")
             await _each_message(response, handle)
