@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import signal
 import socket
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 
 WORKER_FLAG = "--serve-as-worker"  # hidden: INDEX of a worker the parent started
 READY = "kplane worker ready"  # the line a worker prints on stdout once it serves
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_GRACE = 20.0  # seconds a worker has to stop after SIGTERM before it is killed
 
 
@@ -84,7 +86,7 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
         for index in range(workers):
             processes.append(await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kplane.core.cli", *argv, "--port", str(port), WORKER_FLAG, str(index),
-                stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL))
+                stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL, preexec_fn=_die_with_parent))
         ready = [asyncio.create_task(_ready(process)) for process in processes]
         stopped = asyncio.create_task(stop.wait())
         exits = [asyncio.create_task(process.wait()) for process in processes]
@@ -106,6 +108,13 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
     finally:
         await _stop_all(processes)
         reservation.close()
+
+
+def _die_with_parent() -> None:
+    """In the worker, before it runs: SIGTERM when the parent dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), so that no worker serves on unsupervised."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _ready(process: asyncio.subprocess.Process) -> str:
