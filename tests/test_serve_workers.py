@@ -92,6 +92,8 @@ async def test_a_write_through_one_worker_is_read_and_watched_through_the_other(
     assert (event["type"], event["object"]["metadata"]["uid"]) == ("ADDED", created["metadata"]["uid"])
     async with other.get(f"{CMS}/across") as reply:
         assert (await reply.json())["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    async with other.get(f"{CMS}/across", params={"resourceVersion": "0"}) as reply:  # from its watch cache, which saw it
+        assert (await reply.json())["metadata"]["uid"] == created["metadata"]["uid"]
 
 
 async def test_the_controllers_run_once(pinned: dict[int, aiohttp.ClientSession]) -> None:
