@@ -137,6 +137,25 @@ async def test_a_crd_created_through_one_worker_is_served_by_every_worker(
             assert len((await reply.json())["items"]) == 2
 
 
+async def test_a_serviceaccount_token_issued_by_one_worker_authenticates_on_the_other(
+        pinned: dict[int, aiohttp.ClientSession]) -> None:
+    one, other = pinned.values()
+    token_path = "/api/v1/namespaces/default/serviceaccounts/default/token"
+
+    async def issued() -> str:
+        async with one.post(token_path, json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                              "spec": {}}) as reply:
+            return (await reply.json())["status"]["token"] if reply.status == 201 else ""
+
+    token = await eventually(issued, 30, what="a token of the default ServiceAccount")
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    async with other.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", json=review,
+                          headers={"Authorization": f"Bearer {token}"}) as reply:
+        assert reply.status == 201, await reply.text()
+        user = (await reply.json())["status"]["userInfo"]["username"]
+    assert user == "system:serviceaccount:default:default"
+
+
 async def test_sigterm_stops_every_worker(served: Served, pinned: dict[int, aiohttp.ClientSession]) -> None:
     served.process.terminate()
     assert served.process.wait(timeout=30) == 0
