@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -164,8 +165,21 @@ async def test_sigterm_stops_every_worker(served: Served, pinned: dict[int, aioh
     assert "Traceback" not in logs and " ERROR " not in logs, logs
 
 
+def test_a_worker_that_dies_stops_the_server(tmp_path: Path) -> None:
+    """Not restarted: the parent stops the other worker and exits 1, for its supervisor to act."""
+    assert etcd_process.ETCD is not None
+    storage = f"etcd://127.0.0.1:{etcd_process.shared().client_port}/kplane-{uuid.uuid4().hex[:8]}"
+    with serving(tmp_path, "--workers", "2", "--storage", storage, "--no-controllers", "--plugins", "core") as server:
+        workers = [int(pid) for pid in subprocess.run(["pgrep", "-P", str(server.process.pid)], capture_output=True,
+                                                      text=True).stdout.split()]
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        assert server.process.wait(timeout=30) == 1
+        assert not Path(f"/proc/{workers[1]}").exists()
+
+
 def test_several_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--workers", "2", "--http",
+    done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--workers", "2", "--http", "--plugins", "core",
                            "--data-dir", str(tmp_path), "--port", "0"],
                           capture_output=True, text=True, timeout=60, env={**os.environ})
     assert done.returncode == 2

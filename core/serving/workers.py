@@ -33,6 +33,7 @@ from kplane.core.serving.frontproxy import resolve_front_proxy
 from kplane.core.serving.tls import check_serving, loopback_certificate, prepare_secure_serving
 
 log = logging.getLogger(__name__)
+_draining: set[asyncio.Task[None]] = set()  # the tasks reading workers' later output (kept: the loop holds tasks weakly)
 
 WORKER_FLAG = "--serve-as-worker"  # hidden: INDEX of a worker the parent started
 READY = "kplane worker ready"  # the line a worker prints on stdout once it serves
@@ -82,13 +83,15 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     processes: list[asyncio.subprocess.Process] = []
+    ready: list[asyncio.Task[str]] = []
+    exits: list[asyncio.Task[int]] = []
+    stopped = asyncio.create_task(stop.wait())
     try:
         for index in range(workers):
             processes.append(await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kplane.core.cli", *argv, "--port", str(port), WORKER_FLAG, str(index),
                 stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL, preexec_fn=_die_with_parent))
         ready = [asyncio.create_task(_ready(process)) for process in processes]
-        stopped = asyncio.create_task(stop.wait())
         exits = [asyncio.create_task(process.wait()) for process in processes]
         await asyncio.wait([stopped, *exits, asyncio.gather(*ready)], return_when=asyncio.FIRST_COMPLETED)
         if all(task.done() and task.result() for task in ready) and not stop.is_set():
@@ -97,8 +100,6 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
                   flush=True)
             print(f"  export KUBECONFIG={kubeconfig.resolve()}", flush=True)
             await asyncio.wait([stopped, *exits], return_when=asyncio.FIRST_COMPLETED)
-        for task in ready:
-            task.cancel()
         if stop.is_set():
             return 0
         gone = [process for process in processes if process.returncode is not None]
@@ -106,6 +107,8 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
                   gone[0].returncode if gone else "?")
         return 1
     finally:
+        for task in (*ready, stopped, *exits):
+            task.cancel()
         await _stop_all(processes)
         reservation.close()
 
@@ -126,7 +129,8 @@ async def _ready(process: asyncio.subprocess.Process) -> str:
         if line.startswith(READY):
             url = line.removeprefix(READY).strip()
             break
-    asyncio.get_running_loop().create_task(_drain(process.stdout))
+    _draining.add(drain := asyncio.get_running_loop().create_task(_drain(process.stdout)))
+    drain.add_done_callback(_draining.discard)
     return url
 
 
