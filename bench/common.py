@@ -140,11 +140,21 @@ def wrk_creates(url: str, path: str, body: dict[str, Any], seconds: float, concu
     with tempfile.NamedTemporaryFile("w", suffix=".json") as template:
         template.write(json.dumps(body))
         template.flush()
-        out = subprocess.run(["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency",
-                              "-s", str(WRK_CREATE), url, "--", path, template.name, prefix],
-                             capture_output=True, text=True, check=True).stdout
+        return _wrk(seconds, concurrency, "-s", str(WRK_CREATE), url, "--", path, template.name, prefix)
+
+
+def wrk_gets(url: str, path: str, seconds: float, concurrency: int) -> Rate:
+    """``concurrency`` keep-alive connections GETting ``path`` for ``seconds``, with ``wrk``.
+    Every answer must be a success."""
+    return _wrk(seconds, concurrency, url + path)
+
+
+def _wrk(seconds: float, concurrency: int, *args: str) -> Rate:
+    out = subprocess.run(["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency", *args],
+                         capture_output=True, text=True, check=True).stdout
     assert "Non-2xx" not in out and "Socket errors" not in out, out
-    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.M))
+    assert {"50", "99"} <= latency.keys(), out
     per_second = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     return Rate(per_second, _wrk_ms(latency["50"]), _wrk_ms(latency["99"]), requests)

@@ -32,7 +32,7 @@ from kplane.core.registry.admission import AdmissionChain
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme, parse_runtime_config
 from kplane.core.config import ServerConfig
-from kplane.core.serving import delegation, frontproxy
+from kplane.core.serving import delegation, frontproxy, workers
 from kplane.core.serving.apiserver import APIServer
 from kplane.core.serving.datadir import StartupError
 from kplane.core.server.app import VERSION
@@ -196,6 +196,10 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     serve.add_argument("--storage", default="", help="storage URL (default sqlite:///DATA_DIR/state.db)")
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
+    serve.add_argument("--workers", type=_count, default=1, metavar="N",
+                       help="server processes sharing the port (SO_REUSEPORT), one per core; above 1 only "
+                            "with --storage etcd://... (default 1)")
+    serve.add_argument(workers.WORKER_FLAG, type=int, default=None, help=argparse.SUPPRESS)
     _add_tls_flags(serve)
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")
     serve.add_argument("--plugins", type=_names, default=None, metavar="NAME[,NAME...]",
@@ -282,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, serve = _parser()
     if argv[:1] == ["serve"]:
         selected = _serve_plugins(serve, argv[1:])
-        return 1 if selected is None else _serve_command(parser.parse_args(argv), *selected)
+        return 1 if selected is None else _serve_command(parser.parse_args(argv), *selected, argv=argv)
     args = parser.parse_args(argv)
     if args.command == "controller-manager":
         _log_to_stderr(args.verbose)
@@ -299,9 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: PluginOptions) -> int:
+def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: PluginOptions, argv: list[str]) -> int:
     try:
         election = _election(args)
+        if args.workers < 1:
+            raise ValueError("--workers must be 1 or more")
+        if args.workers > 1:
+            workers.check_storage(args.storage)
     except ValueError as err:
         print(f"kplane: {err}", file=sys.stderr)
         return 2
@@ -336,8 +344,13 @@ def _serve_command(args: argparse.Namespace, plugins: PluginManager, options: Pl
         limits=RequestLimits(args.max_requests_inflight, args.max_mutating_requests_inflight, args.request_timeout),
         connections=ConnectionLimits(header_timeout=args.read_header_timeout, body_timeout=args.read_body_timeout,
                                      max_connections=args.max_connections),
+        worker=args.serve_as_worker,
+        write_kubeconfig=args.serve_as_worker in (None, 0),  # one writer of the shared file
     )
     try:
+        if args.workers > 1 and args.serve_as_worker is None:
+            workers.prepare_once(config)
+            return asyncio.run(workers.supervise(argv, args.workers, args.address, args.port, config.data_dir / "kubeconfig"))
         return asyncio.run(_serve(APIServer(config, plugins)))
     except (PluginError, StorageError, StartupError, ValueError, OSError) as err:
         _report(err, args.verbose)
@@ -355,6 +368,10 @@ async def _serve(server: APIServer) -> int:
         # long as the process; frozen, it is not traversed by every full collection that a flood of
         # requests in flight sets off (in bench/overload_bench.py, 1.6 s of 8 s went to them).
         gc.freeze()
+        if server.config.worker is not None:  # the parent tells the user, once every worker serves
+            print(f"{workers.READY} {server.url}", flush=True)
+            await stop.wait()
+            return 0
         print(f"kplane is serving on {server.url}", flush=True)
         print(f"  export KUBECONFIG={server.kubeconfig_path.resolve()}", flush=True)
         print("  kubectl get namespaces", flush=True)

@@ -45,6 +45,10 @@ class ServerConfig:
     plugins: frozenset[str] | None = None  # only these entry-point plugins (None: every installed one)
     skip_broken_plugins: bool = False  # start without a plugin that breaks (logged) instead of failing
     write_kubeconfig: bool = True
+    # This server is worker INDEX of several sharing address:port (kplane serve --workers,
+    # kplane.core.serving.workers): it binds with SO_REUSEPORT and its in-process clients reach it
+    # on a private loopback port. None: the only process.
+    worker: int | None = None
     bookmark_interval: float = BOOKMARK_INTERVAL  # seconds of quiet before a watch gets a BOOKMARK
     run_controllers: bool = True  # the controller-manager in-process, talking to us over loopback
     simulated_nodes: int = 3  # kwok-like nodes that schedule and "run" pods (the core plugin's controller); 0: none

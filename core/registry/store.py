@@ -111,7 +111,8 @@ class Store(Served):
     # -- reads ------------------------------------------------------------------------------
     @storeerr.interpreting
     async def get(self, ctx: RequestContext, name: str) -> StoredObject:
-        kv = await self.storage.get(self.key(ctx.namespace, name))
+        key = self.key(ctx.namespace, name)
+        kv = await (self.storage.get_recent(key) if ctx.any_recent else self.storage.get(key))
         if kv is None:
             raise self._not_found(name)
         return StoredObject.from_kv(kv)

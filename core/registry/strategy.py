@@ -54,6 +54,9 @@ class RequestContext:
     #: version (``old``: the stored object's), recording the write in managedFields. A subresource
     #: of a kind of its own that writes its parent (scale) decodes the parent's new state with it.
     decode: Callable[[dict[str, Any], dict[str, Any]], Any] | None = None
+    #: A GET's ``?resourceVersion=0``: any recent state will do, which the watch cache answers
+    #: from memory (kube's cacher.Get); otherwise the GET reads the storage.
+    any_recent: bool = False
 
 
 class Strategy:

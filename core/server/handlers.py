@@ -135,7 +135,9 @@ class ResourceEndpoints:
     # -- reads ------------------------------------------------------------------------------
     async def get(self, request: web.Request, info: RequestInfo, rt: ResourceType, store: rest.Getter) -> web.Response:
         view = self._view(request, info, rt)
-        stored = await store.get(_context(request, info), info.name)
+        ctx = _context(request, info)
+        ctx.any_recent = request.query.get("resourceVersion") == "0"
+        stored = await store.get(ctx, info.name)
         if view is not None and not isinstance(stored, StoredObject):  # made on request, never stored
             stored = StoredObject(None, 0, rt.encode(stored, rt.storage_version))
         if view is not None:

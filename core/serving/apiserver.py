@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import ipaddress
 import logging
+import os
 import socket
 import ssl
 from pathlib import Path
@@ -71,6 +72,7 @@ class APIServer:
         self._loopback_ssl: ssl.SSLContext | None = None  # how they verify us over HTTPS
         self.secure_serving: SecureServing | None = None  # None: plain HTTP (--http)
         self.url = ""
+        self._inprocess_url = ""  # where the in-process clients reach this process: self.url unless a worker
 
     async def start(self) -> None:
         cfg = self.config
@@ -112,6 +114,8 @@ class APIServer:
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
                         limits=cfg.limits, loopback_tokens=self.security.own_tokens.tokens.keys())
         app.router.add_get("/debug/plugins", self._debug_plugins)
+        if cfg.worker is not None:
+            app.router.add_get("/debug/worker", self._debug_worker)
         self.security.attach(app)
         self.runner = GuardedRunner(app, limits=cfg.connections, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self.runner.setup()
@@ -123,13 +127,21 @@ class APIServer:
         # The kernel's own cap on the accept queue (as Go's net.Listen asks for), not aiohttp's 128:
         # a burst of a few thousand clients otherwise loses SYNs, which wait a 1 s retransmit.
         site = web.TCPSite(self.runner, cfg.address, cfg.port, reuse_address=True, backlog=socket.SOMAXCONN,
-                           ssl_context=listener)
+                           ssl_context=listener, reuse_port=cfg.worker is not None)
         await site.start()
-        self.url = _url("https" if listener is not None else "http", *self.runner.addresses[0][:2])
+        scheme = "https" if listener is not None else "http"
+        self.url = _url(scheme, *self.runner.addresses[0][:2])
+        if cfg.worker is not None:
+            # A connection to the shared port lands on any worker, which knows none of the tokens
+            # minted here: the in-process clients come in through a port of this process alone.
+            await web.TCPSite(self.runner, "127.0.0.1", 0, ssl_context=listener).start()
+            self._inprocess_url = _url(scheme, *self.runner.addresses[-1][:2])
+        else:
+            self._inprocess_url = self.url
         if listener is None:
             log.warning("serving plain HTTP on %s (--http): no TLS, so clients cannot check the server "
                         "nor present certificates", self.url)
-        self._loopback.server = self.url
+        self._loopback.server = self._inprocess_url
         await self.plugins.post_start(self.registry, self.url)
         await self._publish_authentication_trust()
         self.informers.start()  # kube-apiserver's "start-informers" post-start hook
@@ -161,7 +173,7 @@ class APIServer:
         Under leader election it runs only while this server holds the Lease and stands again
         after losing it."""
         cfg = self.config
-        client = self._controller_client = RESTClient(self.url, token=self.security.loopback_token, ssl=self._loopback_ssl)
+        client = self._controller_client = RESTClient(self._inprocess_url, token=self.security.loopback_token, ssl=self._loopback_ssl)
         accounts = self._controller_accounts = InProcessAccounts(client, self.security.own_tokens.tokens)
 
         async def build() -> ControllerManager:
@@ -195,6 +207,10 @@ class APIServer:
     async def _debug_plugins(self, request: web.Request) -> web.Response:
         """Every plugin tried, loaded or skipped, with what it registered (as ``kplane plugins -o json``)."""
         return web.json_response(self.plugins.describe())
+
+    async def _debug_worker(self, request: web.Request) -> web.Response:
+        """Which of ``kplane serve --workers``' processes answered: its index and process id."""
+        return web.json_response({"worker": self.config.worker, "pid": os.getpid()})
 
     @property
     def kubeconfig_path(self) -> Path:

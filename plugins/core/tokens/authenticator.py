@@ -82,7 +82,9 @@ class ServiceAccountTokens:
         issuer = unverified.get("iss")
         if not isinstance(issuer, str) or issuer not in self.issuers:
             return None  # kube unmarshals iss into a string: anything else is not ours
-        payload = self._verified(token, str(header.get("kid", "")))
+        kid = str(header.get("kid", ""))
+        await self.keys.adopt_made(kid)
+        payload = self._verified(token, kid)
         token_audiences = _audiences(payload.get("aud")) or self.api_audiences  # none: the API's, as kube
         wanted = audiences or self.api_audiences
         good_for = tuple(a for a in token_audiences if a in wanted)

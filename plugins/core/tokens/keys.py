@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -134,11 +135,20 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def make_key_file(path: Path) -> PrivateKey:
-    """A new RSA key written to ``path`` (0600, its folder 0700); blocking: run it in a thread."""
+    """A new RSA key written to ``path`` (0600, its folder 0700), unless another process sharing
+    the data dir (``kplane serve --workers``) made it first: then theirs, so that every process
+    signs with one key. Blocking: run it in a thread."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_SIZE)
     privatefiles.private_dir(path.parent)
-    privatefiles.write_private(path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+    mine = path.with_name(f"{path.name}.{os.getpid()}")
+    privatefiles.write_private(mine, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                                                        serialization.NoEncryption()))
+    try:
+        os.link(mine, path)  # whole, and only if no key is there yet
+    except FileExistsError:
+        return private_key(_read(path, "the signing key"), str(path))
+    finally:
+        mine.unlink()
     return key
 
 
@@ -191,6 +201,18 @@ class KeySet:
                 self.signing = SigningKey.of(made, str(self.default_file))
                 self._accept(made.public_key())
         return self.signing
+
+    async def adopt_made(self, kid: str) -> None:
+        """Take the default signing key another process sharing the data dir made after this one
+        started (``kplane serve --workers``), when a token names a key not known here."""
+        if self.signing is not None or self.default_file is None or any(known.kid == kid for known in self.verifying):
+            return
+        async with self._making:
+            if self.signing is None and await asyncio.to_thread(self.default_file.exists):
+                made = SigningKey.of(private_key(await asyncio.to_thread(_read, self.default_file, "the signing key"),
+                                                 str(self.default_file)), str(self.default_file))
+                self.signing = made
+                self._accept(made.key.public_key())
 
     async def sign(self, claims: dict[str, Any]) -> str:
         """A compact JWS of ``claims``, headed ``alg`` and ``kid`` only, as kube's tokens are."""
