@@ -253,3 +253,15 @@ async def test_inner_watch_failure_ends_watchers_and_relists(tmp_path: Path) -> 
         assert [e.kv for e in await next_events(during, 1)] == [after]
     finally:
         await cache.close()
+
+
+async def test_a_batch_is_the_replay_then_what_came_live_together(cache: CachedStorage) -> None:
+    written = [await cache.create(f"/b/{i}", b"x") for i in range(5)]
+    await eventually(lambda: cache.revision == written[-1].mod_revision)
+    watch = cache.watch("/b/", from_revision=written[0].mod_revision)
+    assert [e.kv for e in await watch.batch(5)] == written[1:]  # type: ignore[attr-defined]
+    live = [await cache.create(f"/b/live-{i}", b"x") for i in range(3)]
+    await eventually(lambda: cache.revision == live[-1].mod_revision)
+    assert [e.kv for e in await watch.batch(5)] == live  # type: ignore[attr-defined]
+    assert await watch.batch(0.01) == []  # type: ignore[attr-defined]
+    await watch.aclose()  # type: ignore[attr-defined]
