@@ -592,8 +592,11 @@ class Store(Served):
         stored = event.memo.get(StoredObject)
         if stored is None:  # decoded once per event, however many watchers share it
             stored = event.memo[StoredObject] = StoredObject.from_kv(event.kv)
-        if labels is None and fields is None:
-            return WatchEvent(event.type.value, stored, event.memo)
+        if labels is None and fields is None:  # the same for every watcher without selectors
+            shared = event.memo.get(WatchEvent)
+            if shared is None:
+                shared = event.memo[WatchEvent] = WatchEvent(event.type.value, stored, event.memo)
+            return shared
         now = self.matches(stored.obj, labels, fields)
         if event.type == st.EventType.ADDED:
             return WatchEvent("ADDED", stored, event.memo) if now else None

@@ -75,16 +75,19 @@ class EventQueue:
         """Every event buffered, waiting up to ``timeout`` seconds for the first (``[]`` when
         they pass quietly). Once ended, as ``get``: the error once, then StopAsyncIteration.
 
-        Only the wait is cancelled by the timeout, never a read, so nothing is lost."""
+        The timeout only wakes the wait (a timer, no cancellation), so nothing is lost."""
         if not self._events and self._error is None and not self._done:
-            self._wakeup = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            wakeup = self._wakeup = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _wake, wakeup)
             try:
-                async with asyncio.timeout(timeout):
-                    await self._wakeup
-            except TimeoutError:
-                return []
+                await wakeup
             finally:
                 self._wakeup = None
+                if timer is not None:
+                    timer.cancel()
+            if not self._events and self._error is None and not self._done:
+                return []
         if self._events:
             events = list(self._events)
             self._events.clear()
@@ -110,6 +113,11 @@ class EventQueue:
                 await self._wakeup
             finally:
                 self._wakeup = None
+
+
+def _wake(wakeup: asyncio.Future[None]) -> None:
+    if not wakeup.done():
+        wakeup.set_result(None)
 
 
 class _Pumped(EventQueue):
