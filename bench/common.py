@@ -46,19 +46,24 @@ def deployment(name: str, replicas: int = 3) -> dict[str, Any]:
 @contextlib.contextmanager
 def kplane(data: Path, *args: str, program: tuple[str, ...] = ("-m", "kplane.core.cli", "serve"), secure: bool = False,
            python: str | Path = sys.executable) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """A ready ``kplane serve`` process (output discarded, so a chatty server never blocks on a
-    full pipe) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
+    """A ready ``kplane serve`` process (its stderr in a file beside ``data``, so a chatty server
+    never blocks on a full pipe, and one that fails to start says why) and its URL; terminated afterwards. ``program`` replaces ``-m kplane.core.cli serve`` for
     a benchmark's own variant of the server; it gets ``--port`` and ``--data-dir`` all the same.
     Plain HTTP (``--http``) unless ``secure``: HTTPS, as ``kplane serve`` runs by default, reached
     through ``data/kubeconfig``. ``python`` runs it (another environment's, to serve plugins installed there)."""
     port = free_port()
     plain = [] if secure else ["--http"]
     quiet = ["--no-system-pods"] if program[-1] == "serve" else []  # no CoreDNS or kube-proxy to run beside the measured work
-    process = subprocess.Popen([str(python), *program, "--port", str(port), "--data-dir", str(data), *plain, *quiet, *args],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = data.with_name(data.name + ".log")  # beside the data directory, which a server may not yet have made
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(python), *program, "--port", str(port), "--data-dir", str(data), *plain, *quiet, *args],
+                                   stdout=subprocess.DEVNULL, stderr=out)
     url = f"{'https' if secure else 'http'}://127.0.0.1:{port}"
     try:
-        wait_ready(url, process)  # type: ignore[arg-type]
+        try:
+            wait_ready(url, process)  # type: ignore[arg-type]
+        except AssertionError:
+            raise AssertionError(f"the server did not start; its stderr ends: {log.read_text()[-2000:]}") from None
         yield process, url
     finally:
         process.terminate()

@@ -15,6 +15,7 @@ import asyncio
 import base64
 import binascii
 import dataclasses
+import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,7 @@ from kplane.core.registry.strategy import RequestContext, Strategy
 from kplane.core.runtime.scheme import ResourceType
 from kplane.core.storage import interface as st
 from kplane.core.storage.keys import resource_prefix
+from kplane.core.storage.watchqueue import EventQueue, batched
 
 GENERATE_NAME_ATTEMPTS = 8
 MAX_GRACE_SECONDS = 100 * 365 * 86400  # a longer grace period (an int64 of seconds) is as good as forever
@@ -59,6 +61,61 @@ class WatchEvent:
     # Shared by every watcher of the same storage event (see storage WatchEvent.memo): the HTTP
     # layer keeps each encoding of the event here, so it is encoded once per version and format.
     memo: dict[Any, Any] = dataclasses.field(default_factory=dict)
+
+
+class EventStream(AsyncIterator[WatchEvent]):
+    """A watch's events, the objects it starts with (as ADDED) first: a batch of everything
+    ready at a time (``batch``), or one at a time as an async iterator.
+
+    Raises a 410 APIError when the revision is compacted, and a 503 or 504 one
+    (:mod:`~kplane.core.registry.storeerr`) when storage fails, mid-stream too. A watcher too
+    slow to keep up simply ends: the client watches again from its last resourceVersion.
+    """
+
+    def __init__(self, plural: str, since: int, initial: list[StoredObject], stream: EventQueue, prefix: str,
+                 filter_: Callable[[st.WatchEvent], WatchEvent | None]) -> None:
+        self._plural = plural
+        self._since = since
+        self._initial = [WatchEvent("ADDED", obj) for obj in initial]
+        self._stream = stream
+        self._key = None if prefix.endswith("/") else prefix  # one object watched by name
+        self._filter = filter_
+        self._pending: list[WatchEvent] = []  # what __anext__ has yet to hand out
+
+    async def batch(self, timeout: float | None) -> list[WatchEvent]:
+        """What is ready (at least one event unless ``timeout`` seconds pass first, or every
+        event that came was filtered out: then ``[]``); StopAsyncIteration at the end."""
+        if self._initial:
+            events, self._initial = self._initial, []
+            return events
+        try:
+            with storeerr.interpreted(f"watch {self._plural}"):  # an outage mid-stream or closing too
+                stored = await self._stream.batch(timeout)
+        except st.CompactedError as err:
+            raise storeerr.too_old(self._since, err.compacted) from None
+        except st.WatcherOverflowError:
+            await self.aclose()
+            raise StopAsyncIteration from None
+        key, keep = self._key, self._filter
+        return [out for event in stored if (key is None or event.kv.key == key) and (out := keep(event)) is not None]
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        while not self._pending:
+            self._pending = await self.batch(None)
+        return self._pending.pop(0)
+
+    async def aclose(self) -> None:
+        with storeerr.interpreted(f"watch {self._plural}"):  # closing may fail as reading does
+            await self._stream.aclose()  # type: ignore[attr-defined]
+
+
+def in_batches(events: AsyncIterator[WatchEvent]) -> EventStream | EventQueue:
+    """A Watcher's events with ``batch``: a Store's as they are, any other's read by a task of
+    their own (bounded like a storage watch)."""
+    return events if isinstance(events, EventStream) else batched(events)  # type: ignore[arg-type]
 
 
 class _FinishDeletion(Exception):
@@ -533,43 +590,20 @@ class Store(Served):
             since = page.revision
         else:
             since = _parse_rv(opts.resource_version)
-        return self._events(prefix, since, initial, labels, fields)
-
-    async def _events(
-        self,
-        prefix: str,
-        since: int,
-        initial: list[StoredObject],
-        labels: LabelSelectorExpr | None,
-        fields: FieldSelectorExpr | None,
-    ) -> AsyncIterator[WatchEvent]:
-        for obj in initial:
-            yield WatchEvent("ADDED", obj)
-        exact_key = not prefix.endswith("/")
+        filter_ = functools.partial(self._filter, labels=labels, fields=fields)
         stream = self.storage.watch(prefix, from_revision=since)
-        try:
-            with storeerr.interpreted(f"watch {self.resource.plural}"):  # an outage mid-stream or closing too
-                try:
-                    async for event in stream:
-                        if exact_key and event.kv.key != prefix:
-                            continue
-                        out = self._filter(event, labels, fields)
-                        if out is not None:
-                            yield out
-                finally:
-                    await stream.aclose()
-        except st.CompactedError as err:
-            raise storeerr.too_old(since, err.compacted) from None
-        except st.WatcherOverflowError:
-            return  # too slow to keep up: the stream ends and the client watches again from its last RV
+        return EventStream(self.resource.plural, since, initial, batched(stream), prefix, filter_)
 
-    def _filter(self, event: st.WatchEvent, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
+    def _filter(self, event: st.WatchEvent, *, labels: LabelSelectorExpr | None, fields: FieldSelectorExpr | None) -> WatchEvent | None:
         """Selectors turn MODIFIED into ADDED/DELETED when an object enters or leaves the set."""
         stored = event.memo.get(StoredObject)
         if stored is None:  # decoded once per event, however many watchers share it
             stored = event.memo[StoredObject] = StoredObject.from_kv(event.kv)
-        if labels is None and fields is None:
-            return WatchEvent(event.type.value, stored, event.memo)
+        if labels is None and fields is None:  # the same for every watcher without selectors
+            shared = event.memo.get(WatchEvent)
+            if shared is None:
+                shared = event.memo[WatchEvent] = WatchEvent(event.type.value, stored, event.memo)
+            return shared
         now = self.matches(stored.obj, labels, fields)
         if event.type == st.EventType.ADDED:
             return WatchEvent("ADDED", stored, event.memo) if now else None

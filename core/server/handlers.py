@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
@@ -34,7 +33,7 @@ from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionRequest, Operation
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
-from kplane.core.registry.store import ListPage, WatchEvent
+from kplane.core.registry.store import ListPage, WatchEvent, in_batches
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import protobuf
@@ -222,22 +221,36 @@ class ResourceEndpoints:
         last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
         api_version = GroupVersion(rt.group, info.version).api_version
+        batches = in_batches(events)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        quiet_since = loop.time()
         try:
-            async for batch in _paced(events, timeout, bookmark_every):
-                if batch is None:  # idle: tell the client how far it is up to date
-                    if last_rv:
+            while (left := deadline - loop.time()) > 0:
+                try:
+                    batch = await batches.batch(min(left, bookmark_every) if bookmark_every else left)
+                except StopAsyncIteration:
+                    break
+                if not batch:  # quiet (or all filtered out): tell the client how far it is up to date
+                    now = loop.time()
+                    if bookmark_every and last_rv and now - quiet_since >= bookmark_every and now < deadline:
                         bookmark = {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": last_rv}}
                         await response.write(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
+                        quiet_since = now
                     continue
                 last_rv = str(batch[-1].obj.revision)
                 if rt.converts_async(info.version) and (view is None or view.objects):
                     batch = await _events_in(rt, batch, info.version)
-                await response.write(b"".join(self._event_line(rt, e, info.version, view) for e in batch))
+                await response.write(b"".join([self._event_line(rt, e, info.version, view) for e in batch]))
+                quiet_since = loop.time()
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
                 await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
         except ConnectionResetError:
             return response  # the client went away; nothing more to say to it
+        finally:
+            with contextlib.suppress(errors.APIError):  # logged; the stream is over either way
+                await batches.aclose()  # type: ignore[attr-defined]
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response
@@ -625,53 +638,3 @@ async def _delete_options_body(request: web.Request, api_versions: list[str]) ->
         options = (await negotiation.decode_off_loop(raw, content_type)).value
     record_request_object(request, options)  # kube's audit logs a delete's options
     return options
-
-
-async def _paced(events: AsyncIterator[WatchEvent], timeout: float, idle: float | None) -> AsyncIterator[list[WatchEvent] | None]:
-    """Batches of the events ready so far, until ``timeout`` seconds pass; None whenever ``idle``
-    seconds go by quietly.
-
-    A pump task reads the store's stream, so waiting with a deadline never cancels the stream
-    itself mid-read. Handing over everything ready at once lets a busy watch write many events
-    per socket write.
-    """
-    queue: asyncio.Queue[WatchEvent | BaseException | None] = asyncio.Queue(maxsize=1024)
-
-    async def pump() -> None:
-        try:
-            async for event in events:
-                await queue.put(event)
-            await queue.put(None)
-        except errors.APIError as err:
-            await queue.put(err)
-        finally:
-            with contextlib.suppress(Exception):
-                await events.aclose()  # type: ignore[attr-defined]
-
-    task = asyncio.create_task(pump())
-    deadline = time.monotonic() + timeout
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                async with asyncio.timeout(min(left, idle) if idle else left):
-                    item = await queue.get()
-            except TimeoutError:
-                if idle and deadline - time.monotonic() > 0:
-                    yield None
-                continue
-            batch: list[WatchEvent] = []
-            while isinstance(item, WatchEvent):
-                batch.append(item)
-                if queue.empty():
-                    break
-                item = queue.get_nowait()
-            if batch:
-                yield batch
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task

@@ -118,6 +118,16 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
             self._replay.clear()
         self._cache._unregister(self)
 
+    async def batch(self, timeout: float | None) -> list[WatchEvent]:
+        """The replay and what is queued behind it, at once; then as EventQueue.batch."""
+        if not self._started and not self.done:
+            await self._cache._start_when_ready(self)
+        if self._replay:
+            events = list(self._replay)
+            self._replay.clear()
+            return events
+        return await super().batch(timeout)
+
     async def _next_replayed(self) -> WatchEvent:
         """Start when the cache is ready, then the replayed events before the live ones."""
         if not self._started and not self.done:

@@ -556,6 +556,21 @@ class _Watch(EventQueue, AsyncIterator[WatchEvent]):
             self._history.clear()
         self._storage._watchers.discard(self)
 
+    async def batch(self, timeout: float | None) -> list[WatchEvent]:
+        """History a page at a time; then, as EventQueue.batch, the queued events it did not have."""
+        while not self._history and self._paging:
+            await self._read_page()
+        if self._history:
+            events = list(self._history)
+            self._history.clear()
+            self._last = events[-1].revision
+            return events
+        events = await super().batch(timeout)
+        if self._replaying and events:
+            events = [event for event in events if event.revision > self._last]
+            self._replaying = not events
+        return events
+
     async def _next_replayed(self) -> WatchEvent:
         """The next history event, reading pages as needed; then the first queued event that
         the history did not have."""

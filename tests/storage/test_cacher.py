@@ -272,3 +272,13 @@ async def test_a_recent_read_is_answered_from_memory_and_a_key_not_there_yet_by_
     assert found is not None and found.value == b"v1" and asked == []
     assert await cache.get_recent("/r/absent") is None and asked == ["/r/absent"]
     assert (await cache.get("/r/held")).value == b"v1" and asked[-1] == "/r/held"  # a plain get: the backend's
+async def test_a_batch_is_the_replay_then_what_came_live_together(cache: CachedStorage) -> None:
+    written = [await cache.create(f"/b/{i}", b"x") for i in range(5)]
+    await eventually(lambda: cache.revision == written[-1].mod_revision)
+    watch = cache.watch("/b/", from_revision=written[0].mod_revision)
+    assert [e.kv for e in await watch.batch(5)] == written[1:]  # type: ignore[attr-defined]
+    live = [await cache.create(f"/b/live-{i}", b"x") for i in range(3)]
+    await eventually(lambda: cache.revision == live[-1].mod_revision)
+    assert [e.kv for e in await watch.batch(5)] == live  # type: ignore[attr-defined]
+    assert await watch.batch(0.01) == []  # type: ignore[attr-defined]
+    await watch.aclose()  # type: ignore[attr-defined]

@@ -1,9 +1,11 @@
 """EventQueue (kplane.core.storage.watchqueue), the buffer every backend's watches share: its order,
-its one ending and what that ending keeps, on its own rather than through a backend."""
+its one ending and what that ending keeps, one event or a batch at a time, on its own rather than
+through a backend; and ``batched``, which gives any event iterator the same batches."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -14,7 +16,7 @@ from kplane.core.storage.interface import (
     WatcherOverflowError,
     WatchEvent,
 )
-from kplane.core.storage.watchqueue import EventQueue
+from kplane.core.storage.watchqueue import EventQueue, batched
 
 
 def event(revision: int) -> WatchEvent:
@@ -82,3 +84,60 @@ async def test_an_overflow_ends_through_the_subclass_end() -> None:
     queue.put(event(1))
     queue.put(event(2))
     assert [type(error) for error in queue.released] == [WatcherOverflowError]
+
+
+async def test_batch_hands_out_everything_queued_at_once_in_order() -> None:
+    queue = EventQueue("/w/", 10)
+    waiting = asyncio.create_task(queue.batch(None))
+    await asyncio.sleep(0)
+    for revision in (1, 2, 3):  # put before the consumer runs: one wakeup, one batch
+        queue.put(event(revision))
+    assert await asyncio.wait_for(waiting, 5) == [event(1), event(2), event(3)]
+    assert len(queue) == 0
+
+
+async def test_a_batch_that_times_out_is_empty_and_loses_nothing() -> None:
+    queue = EventQueue("/w/", 10)
+    assert await queue.batch(0.01) == []
+    queue.put(event(1))
+    assert await queue.batch(0.01) == [event(1)]
+
+
+async def test_batch_ends_as_get_does_the_error_after_the_events() -> None:
+    queue = EventQueue("/w/", 10)
+    queue.put(event(1))
+    queue.end(StorageError("gone"), keep_buffered=True)
+    assert await queue.batch(None) == [event(1)]
+    with pytest.raises(StorageError, match="gone"):
+        await queue.batch(None)
+    with pytest.raises(StopAsyncIteration):
+        await queue.batch(None)
+
+
+async def test_any_event_iterator_batched_keeps_its_events_and_its_errors() -> None:
+    async def source() -> AsyncIterator[WatchEvent]:
+        for revision in (1, 2):
+            yield event(revision)
+        raise StorageError("broke")
+
+    queue = batched(source())
+    got: list[WatchEvent] = []
+    with pytest.raises(StorageError, match="broke"):
+        while True:
+            got += await queue.batch(5)
+    assert got == [event(1), event(2)]
+    await queue.aclose()
+
+
+async def test_a_batched_iterator_failing_as_it_closes_fails_aclose() -> None:
+    async def source() -> AsyncIterator[WatchEvent]:
+        try:
+            yield event(1)
+            await asyncio.Event().wait()
+        finally:
+            raise StorageError("broke while closing")
+
+    queue = batched(source())
+    assert await queue.batch(5) == [event(1)]
+    with pytest.raises(StorageError, match="while closing"):
+        await queue.aclose()
