@@ -37,6 +37,7 @@ from kplane.core.registry.options import WatchOptions
 from kplane.core.registry.store import ListPage, WatchEvent
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
+from kplane.core.metrics.families import Tally
 from kplane.core.runtime import protobuf
 from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.gvk import GroupVersion
@@ -67,8 +68,9 @@ _VERSION_WARNINGS = web.RequestKey("version_warnings", tuple)
 
 class ResourceEndpoints:
     def __init__(self, scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
-                 share_watch_encoding: bool = True) -> None:
+                 share_watch_encoding: bool = True, watch_events: Tally | None = None) -> None:
         self.scheme = scheme
+        self.watch_events = watch_events  # apiserver_watch_events_total, by group, version and kind
         self.registry = registry
         self.bookmark_interval = bookmark_interval
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
@@ -231,6 +233,8 @@ class ResourceEndpoints:
                 if rt.converts_async(info.version) and (view is None or view.objects):
                     batch = await _events_in(rt, batch, info.version)
                 await response.write(b"".join(self._event_line(rt, e, info.version, view) for e in batch))
+                if self.watch_events is not None:
+                    self.watch_events.add((rt.group, info.version, rt.kind), len(batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
                 await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
