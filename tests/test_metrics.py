@@ -17,6 +17,7 @@ import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
 from kplane.api import Authenticated, hookimpl
+from kplane.core import cli
 from kplane.core.authn.user import UserInfo
 from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.client.kubeconfig import load_kubeconfig
@@ -224,3 +225,10 @@ async def test_kubectl_get_raw_metrics(metrics: Scraper, tmp_path: Path) -> None
     code, out, err = await kubectl_async(env, "get", "--raw", "/metrics")  # as the kubeconfig's admin
     assert code == 0, err
     assert value(parse(out), "apiserver_request_total", component="apiserver") > 0
+
+
+async def test_controller_manager_metrics_only_on_loopback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["controller-manager", "--kubeconfig", str(tmp_path / "none"), "--metrics-port", "0",
+            "--metrics-address", "0.0.0.0"]
+    assert await asyncio.to_thread(cli.main, argv) == 2  # refused before anything is contacted
+    assert "only a loopback address" in capsys.readouterr().err

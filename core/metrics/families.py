@@ -3,10 +3,11 @@ when scraped, and the text a scrape answers."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
@@ -57,6 +58,36 @@ class Tally:
             family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
         for key, value in self.values.items():
             family.add_metric(key, value)
+        return family
+
+
+class Durations:
+    """A histogram by label values, kept as plain lists (a count per bucket, then the sum): an
+    observation is a bisection and two additions, a third of prometheus_client's Histogram,
+    which takes a lock per bucket and per sum; cumulated into the family only when scraped."""
+
+    __slots__ = ("name", "documentation", "labels", "bounds", "values")
+
+    def __init__(self, name: str, documentation: str, labels: Labels, bounds: tuple[float, ...]) -> None:
+        self.name, self.documentation, self.labels, self.bounds = name, documentation, labels, bounds
+        self.values: dict[Labels, list[float]] = {}
+
+    def observe(self, key: Labels, seconds: float) -> None:
+        series = self.values.get(key)
+        if series is None:
+            series = self.values[key] = [0] * (len(self.bounds) + 2)  # the buckets, +Inf, the sum
+        series[bisect.bisect_left(self.bounds, seconds)] += 1
+        series[-1] += seconds
+
+    def family(self) -> Metric:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
+        edges = [str(float(bound)) for bound in self.bounds] + ["+Inf"]
+        for key, series in self.values.items():
+            running, buckets = 0.0, []
+            for edge, count in zip(edges, series):
+                running += count
+                buckets.append((edge, running))
+            family.add_metric(key, buckets, series[-1])
         return family
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
 
-from kplane.core.metrics.families import REQUEST_BUCKETS, Collected, Labels, Tally, gauge
+from kplane.core.metrics.families import REQUEST_BUCKETS, Collected, Durations, Labels, Tally, gauge
 
 COMPONENT = "apiserver"
 #: verb, dry_run, group, version, resource, subresource, scope, component: a request's labels.
@@ -31,22 +31,19 @@ class RequestMetrics:
                                   LONG_RUNNING_LABELS, gauge=True)
         self.watch_events = Tally("apiserver_watch_events_total", "Number of events sent in watch clients",
                                   ("group", "version", "kind"))
-        self._duration = Histogram("apiserver_request_duration_seconds", "Response latency distribution in seconds "
-                                   "for each verb, dry run value, group, version, resource, subresource, scope and "
-                                   "component.", REQUEST_LABELS, buckets=REQUEST_BUCKETS, registry=registry)
-        self._timers: dict[Labels, Histogram] = {}
+        self.duration = Durations("apiserver_request_duration_seconds", "Response latency distribution in seconds "
+                                  "for each verb, dry run value, group, version, resource, subresource, scope and "
+                                  "component.", REQUEST_LABELS, REQUEST_BUCKETS)
         registry.register(Collected(self._families))
 
     def observe(self, labels: Labels, code: int, seconds: float) -> None:
         """One request answered ``code`` after ``seconds``."""
         self.requests.add((*labels, str(code)))
-        timer = self._timers.get(labels)
-        if timer is None:
-            timer = self._timers[labels] = self._duration.labels(*labels)
-        timer.observe(seconds)
+        self.duration.observe(labels, seconds)
 
     def _families(self) -> Iterator[Metric]:
         yield self.requests.family()
+        yield self.duration.family()
         yield self.long_running.family()
         yield self.watch_events.family()
         yield gauge("apiserver_current_inflight_requests", "Number of requests the max in-flight filter counts now, "

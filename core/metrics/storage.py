@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
 
-from kplane.core.metrics.families import REQUEST_BUCKETS, Collected, Labels, Tally, gauge
+from kplane.core.metrics.families import REQUEST_BUCKETS, Collected, Durations, Tally, gauge
 
 GroupResource = tuple[str, str]  # ("apps", "deployments"); ("", "pods") for the core group
 
@@ -63,18 +63,13 @@ class StorageMetrics:
         self.watch_cache: WatchCacheMetrics | None = None
         self.size: Callable[[], Awaitable[int | None]] | None = None
         self._size: int | None = None
-        self._duration = Histogram("etcd_request_duration_seconds", "Storage request latency in seconds for each "
-                                   "operation and object type (etcd's name, for every backend).",
-                                   ("operation", "type"), buckets=REQUEST_BUCKETS, registry=registry)
-        self._timers: dict[Labels, Histogram] = {}
+        self.duration = Durations("etcd_request_duration_seconds", "Storage request latency in seconds for each "
+                                  "operation and object type (etcd's name, for every backend).", ("operation", "type"),
+                                  REQUEST_BUCKETS)
         registry.register(Collected(self._families))
 
     def observe(self, operation: str, resource: GroupResource | None, seconds: float) -> None:
-        key = (operation, resource_label(resource))
-        timer = self._timers.get(key)
-        if timer is None:
-            timer = self._timers[key] = self._duration.labels(*key)
-        timer.observe(seconds)
+        self.duration.observe((operation, resource_label(resource)), seconds)
 
     async def refresh(self) -> None:
         """Ask the backend for what a scrape reports but only it knows (the database size)."""
@@ -82,6 +77,7 @@ class StorageMetrics:
             self._size = await self.size()
 
     def _families(self) -> Iterator[Metric]:
+        yield self.duration.family()
         if self._size is not None:
             yield gauge("apiserver_storage_size_bytes", "Size of the storage database file physically allocated "
                         "in bytes.", ("storage_cluster_id",), [(("",), self._size)])

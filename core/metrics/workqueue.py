@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Iterator
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from kplane.core.metrics.families import Collected, gauge
+from kplane.core.metrics.families import Collected, Durations, gauge
 
 # client-go's: 10 ns to 10 s, by powers of ten.
 DURATION_BUCKETS = tuple(10.0 ** exponent for exponent in range(-8, 2))
@@ -19,14 +19,21 @@ class QueueMetrics:
     """One queue's figures, fed by :class:`kplane.core.client.workqueue.WorkQueue` as keys go
     in, out and are done. ``depth`` reads the queue's length when scraped."""
 
-    def __init__(self, name: str, queue_time: Histogram, work_time: Histogram, depth: Callable[[], int]) -> None:
+    def __init__(self, name: str, queue_time: Durations, work_time: Durations, depth: Callable[[], int]) -> None:
         self.name = name
+        self._key = (name,)
         self.depth = depth
         self.adds = 0
         self.retries = 0
         self._queue_time, self._work_time = queue_time, work_time
         self._added: dict[Hashable, float] = {}
         self._started: dict[Hashable, float] = {}
+
+    def follow(self, depth: Callable[[], int]) -> None:
+        """Count for a new queue of the same name: the old one's keys in flight are forgotten."""
+        self.depth = depth
+        self._added.clear()
+        self._started.clear()
 
     def added(self, key: Hashable) -> None:
         self.adds += 1
@@ -36,13 +43,13 @@ class QueueMetrics:
         now = time.monotonic()
         added = self._added.pop(key, None)
         if added is not None:
-            self._queue_time.observe(now - added)
+            self._queue_time.observe(self._key, now - added)
         self._started[key] = now
 
     def done(self, key: Hashable) -> None:
         started = self._started.pop(key, None)
         if started is not None:
-            self._work_time.observe(time.monotonic() - started)
+            self._work_time.observe(self._key, time.monotonic() - started)
 
     def unfinished(self, now: float) -> tuple[float, float]:
         """(seconds of work in progress summed, the longest one)."""
@@ -56,26 +63,26 @@ class WorkqueueMetrics:
     leadership) continues the same counters."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self._queue_time = Histogram("workqueue_queue_duration_seconds", "How long in seconds an item stays in "
-                                     "workqueue before being requested.", ("name",), buckets=DURATION_BUCKETS,
-                                     registry=registry)
-        self._work_time = Histogram("workqueue_work_duration_seconds", "How long in seconds processing an item "
-                                    "from workqueue takes.", ("name",), buckets=DURATION_BUCKETS, registry=registry)
+        self._queue_time = Durations("workqueue_queue_duration_seconds", "How long in seconds an item stays in "
+                                     "workqueue before being requested.", ("name",), DURATION_BUCKETS)
+        self._work_time = Durations("workqueue_work_duration_seconds", "How long in seconds processing an item "
+                                    "from workqueue takes.", ("name",), DURATION_BUCKETS)
         self._queues: dict[str, QueueMetrics] = {}
         registry.register(Collected(self._families))
 
     def for_queue(self, name: str, depth: Callable[[], int]) -> QueueMetrics:
         found = self._queues.get(name)
         if found is None:
-            found = self._queues[name] = QueueMetrics(name, self._queue_time.labels(name),
-                                                      self._work_time.labels(name), depth)
-        found.depth = depth
+            found = self._queues[name] = QueueMetrics(name, self._queue_time, self._work_time, depth)
+        found.follow(depth)
         return found
 
     def _families(self) -> Iterator[Metric]:
         now = time.monotonic()
         queues = sorted(self._queues.values(), key=lambda queue: queue.name)
         unfinished = {queue.name: queue.unfinished(now) for queue in queues}
+        yield self._queue_time.family()
+        yield self._work_time.family()
         yield gauge("workqueue_depth", "Current depth of workqueue", ("name",),
                     [((queue.name,), queue.depth()) for queue in queues])
         yield _counter("workqueue_adds_total", "Total number of adds handled by workqueue",

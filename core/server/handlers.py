@@ -27,6 +27,7 @@ from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import deleteoptions, errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
+from kplane.core.metrics.families import Tally
 from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
@@ -37,7 +38,6 @@ from kplane.core.registry.options import WatchOptions
 from kplane.core.registry.store import ListPage, WatchEvent
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
-from kplane.core.metrics.families import Tally
 from kplane.core.runtime import protobuf
 from kplane.core.runtime.gojson import go_json_type, go_print
 from kplane.core.runtime.gvk import GroupVersion
