@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from kplane.core.authz.options import AuthorizationOptions
 from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.serving.apiserver import APIServer
 from tests.conftest import Client, Reply
+from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import kubectl_async
 from tests.servers import server_config
 from tests.waiting import eventually
@@ -232,3 +234,20 @@ async def test_controller_manager_metrics_only_on_loopback(tmp_path: Path, capsy
             "--metrics-address", "0.0.0.0"]
     assert await asyncio.to_thread(cli.main, argv) == 2  # refused before anything is contacted
     assert "only a loopback address" in capsys.readouterr().err
+
+
+async def test_etcd_storage_is_timed_and_sized(etcd_server: EtcdProcess, tmp_path: Path) -> None:
+    storage = f"etcd://127.0.0.1:{etcd_server.client_port}/kplane-{uuid.uuid4().hex[:8]}"
+    srv = APIServer(server_config(data_dir=tmp_path / "state", port=0, run_controllers=False, storage_url=storage))
+    await srv.start()
+    try:
+        async with aiohttp.ClientSession(base_url=srv.url) as session:
+            api = Client(session)
+            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "on-etcd"}}
+            assert (await api.post(CONFIGMAPS, body)).status == 201
+            async with session.get("/metrics") as response:  # plain HTTP here: anyone may (AlwaysAllow)
+                samples = parse(await response.text())
+    finally:
+        await srv.stop()
+    assert value(samples, "etcd_request_duration_seconds_count", operation="create", type="configmaps") == 1
+    assert value(samples, "apiserver_storage_size_bytes") > 0  # etcd's dbSize
