@@ -25,6 +25,9 @@ from kplane.core.controllers.leading import LEASE_NAME, LEASE_NAMESPACE, default
 from kplane.core.controllers.manager import ControllerManager, ControllerSelection
 from kplane.core.controllers.manager import SIGNING_DURATION, ClusterSigning
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.metrics.endpoint import check_address, serve_metrics
+from kplane.core.metrics.families import new_registry
+from kplane.core.metrics.workqueue import WorkqueueMetrics
 from kplane.core.pki.certificates import SubjectAltNames
 from kplane.core.pluginoptions import PluginOptions
 from kplane.core.plugins import PluginError, PluginManager
@@ -244,6 +247,10 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _add_skip_flag(cm)
     _add_controller_flags(cm)
     _add_election_flags(cm)
+    cm.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                    help="serve the controllers' workqueue metrics on http://ADDRESS:PORT/metrics (default: not served)")
+    cm.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
+                    help="the loopback address --metrics-port listens on (plain HTTP: loopback only; default 127.0.0.1)")
     cm.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     plugins = sub.add_parser("plugins", help="list the plugins and what each registers")
     plugins.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
@@ -392,6 +399,8 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     """Run the controllers out of the server's process: 0 once stopped by a signal, 1 once
     leadership is lost (as kube-controller-manager, which exits rather than risk acting twice)."""
     election = _election(args)
+    if args.metrics_port is not None:
+        check_address(args.metrics_address)
     plugins = PluginManager(skip_broken=args.skip_broken_plugins,
                             config=ServerConfig(simulated_nodes=args.simulated_nodes, controllers=args.controllers))
     plugins.load_entry_points()
@@ -402,12 +411,18 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     if args.use_service_account_credentials:
         bare = RESTClient.from_config(load_kubeconfig(args.kubeconfig, args.context, credentials=False))
         clients = TokenRequestAccounts(client, bare)
+    registry = new_registry()
+    endpoint = None
     try:
         signing = ClusterSigning(args.cluster_signing_cert_file, args.cluster_signing_key_file, args.cluster_signing_duration)
         manager = await build_controller_manager(client, plugins, controllers=args.controllers, clients=clients,
-                                                 root_ca=root_ca, signing=signing)
+                                                 root_ca=root_ca, signing=signing, metrics=WorkqueueMetrics(registry))
+        if args.metrics_port is not None:
+            endpoint = await serve_metrics(registry, args.metrics_address, args.metrics_port)
         return await _run_controllers(client, manager, election)
     finally:
+        if endpoint is not None:
+            await endpoint.cleanup()
         await clients.close()
         await client.close()
 

@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
+from kplane.core.metrics.workqueue import QueueMetrics
+
 K = TypeVar("K", bound=Hashable)
 K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)
 
@@ -145,6 +147,12 @@ class WorkQueue(Generic[K]):
         self._delayed_by_key: dict[K, tuple[float, int, K]] = {}
         self._seq = itertools.count()  # ties on time pop in add order, and keys are never compared
         self._timer: asyncio.TimerHandle | None = None
+        self._metrics: QueueMetrics | None = None
+
+    def instrument(self, metrics: QueueMetrics) -> None:
+        """Count adds, retries and the time keys wait and are worked on into ``metrics`` (the
+        controller-manager names each controller's queue so)."""
+        self._metrics = metrics
 
     def __len__(self) -> int:
         """Keys waiting to be handed out (not those being processed, nor delayed ones)."""
@@ -158,6 +166,8 @@ class WorkQueue(Generic[K]):
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
+        if self._metrics is not None:
+            self._metrics.added(key)
         if key not in self._processing:  # else done() queues it
             self._queue.append(key)
             _wake(self._getters, everyone=False)
@@ -180,6 +190,8 @@ class WorkQueue(Generic[K]):
         key = self._queue.popleft()
         self._dirty.discard(key)
         self._processing.add(key)
+        if self._metrics is not None:
+            self._metrics.got(key)
         return key
 
     def done(self, key: K) -> None:
@@ -190,6 +202,8 @@ class WorkQueue(Generic[K]):
         if key not in self._processing:
             return
         self._processing.remove(key)
+        if self._metrics is not None:
+            self._metrics.done(key)
         if key in self._dirty:
             self._queue.append(key)
             _wake(self._getters, everyone=False)
@@ -217,6 +231,8 @@ class WorkQueue(Generic[K]):
     def add_rate_limited(self, key: K) -> None:
         """Add ``key`` after the delay the rate limiter gives it (one more failure for the key)."""
         if not self._shutting_down:
+            if self._metrics is not None:
+                self._metrics.retries += 1
             self.add_after(key, self._limiter.when(key))
 
     def forget(self, key: K) -> None:

@@ -15,7 +15,9 @@ from typing import Protocol
 
 from kplane.core.client.informer import SharedInformerFactory
 from kplane.core.client.rest import RESTClient
+from kplane.core.client.workqueue import WorkQueue
 from kplane.core.controllers.clients import ClientBuilder, SharedClient
+from kplane.core.metrics.workqueue import WorkqueueMetrics
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +75,16 @@ class ControllerManager:
     ``client``) and act each through its own client (``client_for``), as kube-controller-manager.
 
     Every name added is known (``known``), but only those the selection enables are kept.
-    ``clients`` decides who a controller's client is (by default the manager's own client)."""
+    ``clients`` decides who a controller's client is (by default the manager's own client).
+    With ``metrics``, the work queues of the controllers kept are counted under the controller's
+    name (``name_attribute`` for a controller holding several), as kube-controller-manager's
+    ``workqueue_*`` series."""
 
     def __init__(self, client: RESTClient, selection: ControllerSelection = ALL, *,
                  clients: ClientBuilder | None = None, root_ca: bytes | None = None,
-                 signing: ClusterSigning = ClusterSigning()) -> None:
+                 signing: ClusterSigning = ClusterSigning(), metrics: WorkqueueMetrics | None = None) -> None:
         self.client = client
+        self.metrics = metrics
         #: The CA certificate signers sign with (:class:`ClusterSigning`).
         self.signing = signing
         #: The CA bundle that verifies the API server, which pods get as ``kube-root-ca.crt``
@@ -108,6 +114,15 @@ class ControllerManager:
         self.known.add(name)
         if self.selection.enabled(name):
             self.controllers[name] = controller
+            if self.metrics is not None:
+                self._instrument(name, controller)
+
+    def _instrument(self, name: str, controller: Controller) -> None:
+        queues = [(attribute, value) for attribute, value in getattr(controller, "__dict__", {}).items()
+                  if isinstance(value, WorkQueue)]
+        assert self.metrics is not None
+        for attribute, queue in queues:
+            queue.instrument(self.metrics.for_queue(name if len(queues) == 1 else f"{name}_{attribute}", queue.__len__))
 
     def start(self) -> None:
         for name, controller in self.controllers.items():

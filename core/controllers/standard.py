@@ -7,6 +7,7 @@ from kplane.core.client.rest import RESTClient
 from kplane.core.controllers.clients import ClientBuilder
 from kplane.core.controllers.garbage import GarbageCollector
 from kplane.core.controllers.manager import ALL, ClusterSigning, ControllerManager, ControllerSelection
+from kplane.core.metrics.workqueue import WorkqueueMetrics
 from kplane.core.plugins import PluginManager
 
 
@@ -14,7 +15,8 @@ async def build_controller_manager(client: RESTClient, plugins: PluginManager, *
                                    controllers: ControllerSelection = ALL,
                                    clients: ClientBuilder | None = None,
                                    root_ca: bytes | None = None,
-                                   signing: ClusterSigning = ClusterSigning()) -> ControllerManager:
+                                   signing: ClusterSigning = ClusterSigning(),
+                                   metrics: WorkqueueMetrics | None = None) -> ControllerManager:
     """A manager holding the selected controllers, not started yet: core's generic
     ``garbagecollector``, which works on whatever the server serves, and those the plugins add
     (``namespace``, ``simulated-nodes``, ``replicaset``, ...). ``client`` is the manager's own
@@ -26,7 +28,7 @@ async def build_controller_manager(client: RESTClient, plugins: PluginManager, *
     runs: a misspelt ``-garbagecollector`` must not quietly leave the collector on.
     """
     manager = ControllerManager(client, controllers, clients=clients, root_ca=root_ca,
-                                 signing=signing)
+                                 signing=signing, metrics=metrics)
     manager.add("garbagecollector", GarbageCollector(manager.client_for("generic-garbage-collector"), manager.informers))
     await plugins.register_controllers(manager)
     unknown = controllers.unknown(manager.known)

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.meta import errors
+from kplane.core.metrics.server import ServerMetrics
 from kplane.core.registry.registry import Registry
 from kplane.core.runtime.scheme import Scheme
 from kplane.core.server import health, negotiation
@@ -19,6 +20,7 @@ from kplane.core.server.discovery import Discovery
 from kplane.core.server.filterchain import FilterChain
 from kplane.core.server.filters import RequestLimits, max_in_flight, request_timeout
 from kplane.core.server.handlers import ResourceEndpoints
+from kplane.core.server.instrumentation import RequestLabels, instrument, metrics_handler
 from kplane.core.server.openapi import OpenAPI
 from kplane.core.server.openapi_v2 import OpenAPIV2
 
@@ -66,13 +68,19 @@ async def status_errors(request: web.Request, handler: Any) -> web.StreamRespons
 def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
               share_watch_encoding: bool = True, filters: FilterChain | None = None,
               sources: APISources | None = None,
-              limits: RequestLimits | None = None, loopback_tokens: Collection[str] = ()) -> web.Application:
+              limits: RequestLimits | None = None, loopback_tokens: Collection[str] = (),
+              metrics: ServerMetrics | None = None) -> web.Application:
     """The server's routes behind the request filters (:mod:`kplane.core.server.filters`, then
     the plugins' ``filters`` by stage, in kube-apiserver's order); discovery and OpenAPI also list
     what the plugins' ``sources`` name. ``loopback_tokens``: the bearer tokens of the server's
-    own clients, read on each request (a live view: the controllers' are added later)."""
+    own clients, read on each request (a live view: the controllers' are added later). With
+    ``metrics``, requests are counted (:mod:`kplane.core.server.instrumentation`) and ``GET
+    /metrics`` shows them, authorized as any other path."""
     limits = limits or RequestLimits()
-    middlewares: list[Any] = [status_errors, max_in_flight(limits, loopback_tokens), request_timeout(limits)]
+    in_flight = metrics.in_flight if metrics is not None else None
+    middlewares: list[Any] = [status_errors, max_in_flight(limits, loopback_tokens, in_flight), request_timeout(limits)]
+    if metrics is not None:
+        middlewares.insert(0, instrument(metrics.requests, RequestLabels(scheme, registry)))
     if filters is not None:
         middlewares.append(filters.middleware)
     app = web.Application(middlewares=middlewares, client_max_size=negotiation.MAX_BODY + 1)
@@ -81,7 +89,8 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     openapi = OpenAPI(scheme, registry, sources)
     swagger = OpenAPIV2(openapi, VERSION["gitVersion"])
     endpoints = ResourceEndpoints(scheme, registry, bookmark_interval=bookmark_interval,
-                                  share_watch_encoding=share_watch_encoding)
+                                  share_watch_encoding=share_watch_encoding,
+                                  watch_events=metrics.requests.watch_events if metrics is not None else None)
 
     async def version(request: web.Request) -> web.Response:
         # kube-apiserver writes version.Info with json.MarshalIndent(info, "", "  "), no newline.
@@ -107,6 +116,8 @@ def build_app(scheme: Scheme, registry: Registry, *, bookmark_interval: float = 
     app.router.add_get("/apis/{group}/", discovery.group)
     app.router.add_get("/apis/{group}/{version}", discovery.resource_list)
     app.router.add_get("/apis/{group}/{version}/", discovery.resource_list)
+    if metrics is not None:
+        app.router.add_get("/metrics", metrics_handler(metrics.registry, metrics.storage.refresh))
     app.router.add_get("/openapi/v2", swagger.handle)
     app.router.add_get("/openapi/v3", openapi.index)
     app.router.add_get("/openapi/v3/{path:.+}", openapi.document)

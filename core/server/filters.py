@@ -108,10 +108,12 @@ def _too_many(request: web.Request, *, close: bool = False) -> web.Response:
     return response
 
 
-def max_in_flight(limits: RequestLimits, loopback_tokens: Collection[str]) -> Middleware:
-    """The middleware counting read-only and mutating requests separately."""
+def max_in_flight(limits: RequestLimits, loopback_tokens: Collection[str],
+                  running: dict[bool, int] | None = None) -> Middleware:
+    """The middleware counting read-only (``running[True]``) and mutating requests separately;
+    ``running``: where to count, for whoever reads the figures (``/metrics``)."""
     caps = {True: limits.max_requests_inflight, False: limits.max_mutating_requests_inflight}
-    running = {True: 0, False: 0}
+    running = running if running is not None else {True: 0, False: 0}
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:

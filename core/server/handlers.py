@@ -26,6 +26,7 @@ from kplane.core.config import BOOKMARK_INTERVAL
 from kplane.core.managedfields import fieldmanager
 from kplane.core.meta import deleteoptions, errors
 from kplane.core.meta.protobuf import DELETE_OPTIONS
+from kplane.core.metrics.families import Tally
 from kplane.core.patching import jsonpatch, mergepatch, strategic
 from kplane.core.patching.errors import PatchError
 from kplane.core.patching.mediatypes import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
@@ -66,8 +67,9 @@ _VERSION_WARNINGS = web.RequestKey("version_warnings", tuple)
 
 class ResourceEndpoints:
     def __init__(self, scheme: Scheme, registry: Registry, *, bookmark_interval: float = BOOKMARK_INTERVAL,
-                 share_watch_encoding: bool = True) -> None:
+                 share_watch_encoding: bool = True, watch_events: Tally | None = None) -> None:
         self.scheme = scheme
+        self.watch_events = watch_events  # apiserver_watch_events_total, by group, version and kind
         self.registry = registry
         self.bookmark_interval = bookmark_interval
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
@@ -243,6 +245,8 @@ class ResourceEndpoints:
                     batch = await _events_in(rt, batch, info.version)
                 await response.write(b"".join([self._event_line(rt, e, info.version, view) for e in batch]))
                 quiet_since = loop.time()
+                if self.watch_events is not None:
+                    self.watch_events.add((rt.group, info.version, rt.kind), len(batch))
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
                 await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))

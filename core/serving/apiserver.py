@@ -21,6 +21,7 @@ from kplane.core.controllers.clients import InProcessAccounts
 from kplane.core.controllers.leading import run_controllers, stand_for_election
 from kplane.core.controllers.manager import ClusterSigning, ControllerManager
 from kplane.core.controllers.standard import build_controller_manager
+from kplane.core.metrics.server import ServerMetrics
 from kplane.core.pki.certificates import KeyPair
 from kplane.core.plugins import PluginManager
 from kplane.core.registry.admission import AdmissionChain
@@ -57,6 +58,7 @@ class APIServer:
         self.plugins = plugins if plugins is not None else PluginManager(skip_broken=config.skip_broken_plugins)
         self.plugins.config = config  # every hook's ``config`` from now on
         self.storage: Storage | None = None
+        self.metrics = ServerMetrics()  # this server's own registry: /metrics
         self.registry: Registry | None = None
         self.runner: web.AppRunner | None = None
         self.controllers: ControllerManager | None = None
@@ -88,7 +90,8 @@ class APIServer:
             self.plugins.load_entry_points(cfg.disabled_plugins, cfg.plugins)
         for name, module in cfg.extra_plugins:
             self.plugins.register(module, name)
-        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config)
+        self.storage = await open_server_storage(cfg.storage, cfg.watch_cache, cfg.encryption_provider_config,
+                                                 self.metrics.storage)
         # What start-up fills in (the host's CAs, the front proxy's certificate), once the storage
         # is known to work, goes into the config every hook sees from now on.
         cfg = dataclasses.replace(cfg, authentication=await authconfigmap.look_up(
@@ -112,7 +115,8 @@ class APIServer:
         await self.plugins.register_http(filters, sources, self.registry, self.informers)
         app = build_app(self.scheme, self.registry, bookmark_interval=cfg.bookmark_interval,
                         share_watch_encoding=cfg.share_watch_encoding, filters=filters, sources=sources,
-                        limits=cfg.limits, loopback_tokens=self.security.own_tokens.tokens.keys())
+                        limits=cfg.limits, loopback_tokens=self.security.own_tokens.tokens.keys(),
+                        metrics=self.metrics)
         app.router.add_get("/debug/plugins", self._debug_plugins)
         if cfg.worker is not None:
             app.router.add_get("/debug/worker", self._debug_worker)
@@ -179,7 +183,8 @@ class APIServer:
         async def build() -> ControllerManager:
             self.controllers = await build_controller_manager(client, self.plugins, controllers=cfg.controllers,
                                                               clients=accounts, root_ca=self._root_ca(),
-                                                              signing=self._signing())
+                                                              signing=self._signing(),
+                                                              metrics=self.metrics.workqueues)
             return self.controllers
 
         manager = await build()  # a bad --controllers selection fails the start, before anything runs

@@ -41,6 +41,8 @@ from kplane.core.storage.interface import (
     UnavailableError,
     WatchEvent,
 )
+from kplane.core.metrics.storage import WatchCacheMetrics
+from kplane.core.storage.keys import resource_of_key
 from kplane.core.storage.watchqueue import EventQueue
 
 _log = logging.getLogger(__name__)
@@ -153,9 +155,11 @@ class CachedStorage(Storage):
         window_age: float,
         watch_queue_size: int,
         catch_up_timeout: float,
+        metrics: WatchCacheMetrics,
     ) -> None:
         """Private: use ``open``, which loads the cache and starts following the inner watch."""
         self._inner = inner
+        self._metrics = metrics
         self._prefix = prefix
         self._window_events = window_events
         self._window_age = window_age
@@ -189,6 +193,7 @@ class CachedStorage(Storage):
         window_age: float = 75.0,
         watch_queue_size: int = 10_000,
         catch_up_timeout: float = 3.0,
+        metrics: WatchCacheMetrics | None = None,
     ) -> CachedStorage:
         """List ``inner`` under ``prefix`` and follow it with one watch from that list's revision.
 
@@ -196,6 +201,7 @@ class CachedStorage(Storage):
         ``window_age`` seconds once it holds more than a few. A client watcher more than
         ``watch_queue_size`` events behind is ended with WatcherOverflowError. Reads wait at most
         ``catch_up_timeout`` seconds for the cache to catch up before asking ``inner`` instead.
+        What it counts goes to ``metrics`` (the server's ``/metrics``).
         """
         cache = cls(
             inner,
@@ -204,6 +210,7 @@ class CachedStorage(Storage):
             window_age=window_age,
             watch_queue_size=watch_queue_size,
             catch_up_timeout=catch_up_timeout,
+            metrics=metrics if metrics is not None else WatchCacheMetrics(),
         )
         watch = await cache._resync()
         cache._follower = asyncio.create_task(cache._follow(watch), name=f"watch cache {prefix!r}")
@@ -309,6 +316,9 @@ class CachedStorage(Storage):
     async def health(self) -> None:
         await self._inner.health()
 
+    async def size_bytes(self) -> int | None:
+        return await self._inner.size_bytes()
+
     # -- writes ---------------------------------------------------------------------------
 
     async def create(self, key: str, value: bytes) -> KeyValue:
@@ -408,6 +418,7 @@ class CachedStorage(Storage):
         self._head = 0
         self._floor = max(self._floor, listing.revision)
         self._ready = True
+        self._count(listing.items)
         pending, self._pending = self._pending, set()
         for watcher in pending:
             self._start(watcher)
@@ -425,8 +436,26 @@ class CachedStorage(Storage):
             now = self._loop.time()
             self._window.append(_Change(kv.mod_revision, event, prev, now))
             self._evict(now)
-        self._dispatch(event)
+        offered = self._dispatch(event)
         self._progressed()
+        resource = resource_of_key(kv.key)
+        if resource is not None:
+            metrics = self._metrics
+            metrics.received.add(resource)
+            metrics.dispatched.add(resource, offered)
+            metrics.resource_version.set(resource, kv.mod_revision)
+            if (event.type is EventType.DELETED) == (prev is not None):  # one object more, or one less
+                metrics.objects[resource] = metrics.objects.get(resource, 0) + (1 if prev is None else -1)
+
+    def _count(self, items: list[KeyValue]) -> None:
+        """The objects of each resource in a fresh list, and one more initialization."""
+        objects = self._metrics.objects
+        objects.clear()
+        for kv in items:
+            resource = resource_of_key(kv.key)
+            if resource is not None:
+                objects[resource] = objects.get(resource, 0) + 1
+        self._metrics.initializations.add(())
 
     def _evict(self, now: float) -> None:
         """Drop events beyond ``window_events``, and those older than ``window_age`` while more
@@ -492,6 +521,9 @@ class CachedStorage(Storage):
         more = 0 < limit < len(page)
         if more:
             page.pop()
+        group, plural = resource_of_key(prefix) or ("", "")
+        self._metrics.lists.add((group, plural, ""))
+        self._metrics.returned.add((group, plural), len(page))
         return ListResult(items=page, revision=revision, more=more)
 
     def _rolled_back(self, prefix: str, revision: int, start_after: str) -> dict[str, KeyValue | None]:
@@ -546,16 +578,20 @@ class CachedStorage(Storage):
                 del self._watchers[watcher.prefix]
                 self._prefix_lengths = sorted({len(p) for p in self._watchers})
 
-    def _dispatch(self, event: WatchEvent) -> None:
-        """Offer the event to every watcher whose prefix the key has; never waits for one."""
+    def _dispatch(self, event: WatchEvent) -> int:
+        """Offer the event to every watcher whose prefix the key has; never waits for one.
+        Returns how many it was offered to."""
         key = event.kv.key
+        offered = 0
         for length in self._prefix_lengths:
             if length > len(key):
                 break
             group = self._watchers.get(key[:length])
             if group:
+                offered += len(group)
                 for watcher in list(group):  # offer() may end and unregister the watcher
                     watcher.offer(event)
+        return offered
 
     def _end_watchers(self, *, keep_buffered: bool) -> None:
         for watcher in [*self._pending, *itertools.chain.from_iterable(self._watchers.values())]:

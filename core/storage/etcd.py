@@ -394,6 +394,11 @@ class EtcdStorage(Storage):
         except TimeoutError:
             raise StorageTimeoutError(f"etcd did not answer within {HEALTH_TIMEOUT:g}s") from None
 
+    async def size_bytes(self) -> int:
+        """etcd's ``dbSize``: the backend database as allocated, as kube-apiserver reports it."""
+        reply = await self._post("/v3/maintenance/status", {})
+        return int(reply.get("dbSize", 0))
+
     async def compact(self, revision: int) -> None:
         """etcd compaction at ``revision``; at or before an earlier compaction it does nothing."""
         if revision <= self._compacted:

@@ -188,6 +188,11 @@ class Storage(abc.ABC):
         """Return when the backend can serve requests now; raise StorageError (usually
         UnavailableError) when it cannot. Cheap: ``/readyz`` calls it on every probe."""
 
+    async def size_bytes(self) -> int | None:
+        """The database's size in bytes, for ``apiserver_storage_size_bytes``; None when the
+        backend cannot tell. A layer over another backend asks the one below."""
+        return None
+
     @abc.abstractmethod
     async def close(self) -> None:
         """Stop background work and release resources."""

@@ -753,6 +753,14 @@ class SQLiteStorage(Storage):
         if not self._writer.alive:
             raise UnavailableError(f"the writer of storage {self._path} has stopped")
 
+    async def size_bytes(self) -> int:
+        """The database file and its write-ahead log, as they are on disk."""
+        total = 0
+        for path in (self._path, self._path + "-wal"):
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(path).st_size
+        return total
+
     async def compact(self, revision: int) -> None:
         conn = self._reader()
         current = _current_revision(conn)

@@ -90,6 +90,9 @@ class TransformingStorage(Storage):
     async def health(self) -> None:
         await self._inner.health()
 
+    async def size_bytes(self) -> int | None:
+        return await self._inner.size_bytes()
+
     async def close(self) -> None:
         await self._inner.close()
 

@@ -67,6 +67,8 @@ def role_binding(namespace: str, role_name: str, subjects: list[Obj], name: str 
 
 
 PUBLIC_INFO_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
+# What monitoring scrapes and probes: the metrics and every health check.
+MONITORING_URLS = ["/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"]
 DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
                   "/version", "/version/"]
 
@@ -101,6 +103,7 @@ CLUSTER_ROLES = [
     cluster_role("cluster-admin", [rule(["*"], ["*"], ["*"]), rule(["*"], urls=["*"])]),
     cluster_role("system:discovery", [rule(["get"], urls=DISCOVERY_URLS)]),
     cluster_role("system:public-info-viewer", [rule(["get"], urls=PUBLIC_INFO_URLS)]),
+    cluster_role("system:monitoring", [rule(["get"], urls=MONITORING_URLS)]),
     cluster_role("system:basic-user", [
         rule(["create"], [AUTHORIZATION], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
         rule(["create"], [AUTHENTICATION], ["selfsubjectreviews"]),
@@ -136,6 +139,7 @@ CLUSTER_ROLE_BINDINGS = [
     cluster_role_binding("cluster-admin", [group("system:masters")]),
     cluster_role_binding("system:discovery", [group("system:authenticated")]),
     cluster_role_binding("system:basic-user", [group("system:authenticated")]),
+    cluster_role_binding("system:monitoring", [group("system:monitoring")]),
     cluster_role_binding("system:public-info-viewer", [group("system:authenticated"), group("system:unauthenticated")]),
 ]
 
