@@ -396,7 +396,7 @@ class EtcdStorage(Storage):
 
     async def size_bytes(self) -> int:
         """etcd's ``dbSize``: the backend database as allocated, as kube-apiserver reports it."""
-        reply = await self._post("/v3/maintenance/status", {})
+        reply = await self._read("/v3/maintenance/status", {})
         return int(reply.get("dbSize", 0))
 
     async def compact(self, revision: int) -> None:
