@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, settings
 
 from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.runtime.scheme import parse_runtime_config
@@ -20,6 +21,12 @@ from tests import etcd_process
 from tests.etcd_process import EtcdProcess
 from tests.kubectl_cli import Kubectl
 from tests.servers import server_config, serving
+
+# The suite shares two cores between two workers and the servers they start: Hypothesis' own
+# timing checks (how fast it generates examples, a deadline per example) would fail a correct
+# property on a busy machine. Properties are checked, not timed.
+settings.register_profile("kplane", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kplane")
 
 
 @dataclass
