@@ -14,6 +14,8 @@ import yaml
 
 from tests.servers import free_port, start, wait_ready
 
+STARTS = 30  # seconds a `kplane serve` may take to start, or to stop, on a loaded two-worker run
+
 
 def request(url: str, method: str = "GET", body: dict | None = None) -> dict:
     data = json.dumps(body).encode() if body is not None else None
@@ -31,7 +33,7 @@ def test_serve_writes_kubeconfig_and_stops_cleanly(tmp_path: Path, stop_signal: 
         print(f"ready after {took:.2f}s")
     finally:
         process.send_signal(stop_signal)
-        out, err = process.communicate(timeout=10)
+        out, err = process.communicate(timeout=STARTS)
     assert process.returncode == 0, err
     assert f"export KUBECONFIG={(tmp_path / 'kubeconfig').resolve()}" in out
     config = yaml.safe_load((tmp_path / "kubeconfig").read_text())
@@ -49,11 +51,11 @@ def test_state_survives_a_restart_and_a_data_dir_has_one_server(tmp_path: Path) 
         cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {"a": "b"}}
         created = request(f"{url}/api/v1/namespaces/default/configmaps", "POST", cm)
         second = start(tmp_path)
-        _, err = second.communicate(timeout=10)
+        _, err = second.communicate(timeout=STARTS)
         assert second.returncode == 1 and "in use by another process" in err
     finally:
         process.terminate()
-        process.communicate(timeout=10)
+        process.communicate(timeout=STARTS)
     process = start(tmp_path, port=port)
     try:
         wait_ready(url, process)
@@ -62,7 +64,7 @@ def test_state_survives_a_restart_and_a_data_dir_has_one_server(tmp_path: Path) 
         assert again["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     finally:
         process.terminate()
-        process.communicate(timeout=10)
+        process.communicate(timeout=STARTS)
 
 
 def test_version_command() -> None:
