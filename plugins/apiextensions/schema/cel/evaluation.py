@@ -109,6 +109,9 @@ class Evaluation:
         schema = node.schema
         current = coerce(value, schema) if node.has_number else value
         previous = coerce(old, schema) if node.has_number and old is not None else old
+        # The rules of a node share their variables' CEL activations: ``self`` (the whole object,
+        # at the root) is converted once for all of them, not once per rule.
+        shared: dict[tuple[str, ...], Any] = {}
         for rule in node.rules:
             if time.monotonic() > self.deadline:
                 self.errors.append(invalid(path, schema.get("type") or "", _OUT_OF_BUDGET))
@@ -122,8 +125,11 @@ class Evaluation:
                     continue  # transition rules need an old value
                 else:
                     data["oldSelf"] = previous
+            activation = shared.get(tuple(data))
+            if activation is None:
+                activation = shared[tuple(data)] = cel.environment.activation(data)
             try:
-                result = compiled.program.eval(data=data)
+                result = compiled.program.eval(activation=activation)
                 failed = result.type().name() == "ERROR"
                 text = cel.environment.status_text(str(result.value())) if failed else ""
                 passed = not failed and result.plain_value() is True
