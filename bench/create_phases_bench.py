@@ -22,6 +22,7 @@ import tempfile
 import time
 import timeit
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -33,9 +34,10 @@ from kplane.core.managedfields import fieldmanager
 from kplane.core.registry.stored import storage_bytes
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime.scheme import Scheme
+from kplane.core.serving.apiserver import APIServer
 from kplane.core.storage.sqlite import SQLiteStorage
-from kplane.plugins import apps
 from kplane.plugins.apps.strategy import DeploymentStrategy
+from tests.servers import server_config
 
 
 def best_us(fn: Callable[[], Any], number: int = 300, repeat: int = 7) -> float:
@@ -44,10 +46,17 @@ def best_us(fn: Callable[[], Any], number: int = 300, repeat: int = 7) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time)) / number * 1e6
 
 
-def phases() -> tuple[list[tuple[str, float]], int]:
+async def served_scheme(data_dir: Path) -> Scheme:
+    """The scheme of a server as ``kplane serve`` starts it (every plugin's types, defaults and
+    conversions: a Deployment defaulted as it is stored), from an in-process server."""
+    server = APIServer(server_config(data_dir=data_dir, port=0, run_controllers=False))
+    await server.start()
+    await server.stop()
+    return server.scheme
+
+
+def phases(scheme: Scheme) -> tuple[list[tuple[str, float]], int]:
     """Each phase's µs, and the size of the stored Deployment (the raw writes' value size)."""
-    scheme = Scheme()
-    apps.kplane_register_types(scheme, "apps")
     rt = scheme.get("apps", "deployments")
     assert rt is not None
     wire = deployment("web")
@@ -88,7 +97,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
-    rows, size = phases()
+    with tempfile.TemporaryDirectory() as tmp:
+        scheme = asyncio.run(served_scheme(Path(tmp)))
+    rows, size = phases(scheme)
     raw = asyncio.run(raw_us(args.seconds, size))
     print(f"{'phase of a Deployment create':<36}{'µs':>8}{'x raw write':>13}")
     for label, us in rows:
