@@ -34,6 +34,7 @@ from kplane.plugins.admissionregistration.policy.variables import Variable, vari
 _ERRORS = (RuntimeError, ValueError, TypeError, OverflowError)  # values the binding cannot take
 CHUNK = 16  # policies per batched program: its compile time (~4 ms) and what an error in one of them costs
 BATCHES = 256  # batched programs kept
+COMPILES_PER_REQUEST = 2  # new batched programs one request may compile (what it may hold the loop for)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, slots=True)
@@ -121,29 +122,41 @@ class Batches:
         self._declarations = declarations
         self._programs: OrderedDict[tuple[int, ...], tuple[tuple[Fused, ...], Any]] = OrderedDict()
 
-    def _program(self, chunk: tuple[Fused, ...]) -> Any:
+    def _kept(self, chunk: tuple[Fused, ...]) -> tuple[bool, Any]:
+        """Whether the chunk's program was made, and the program (None: it did not compile)."""
         key = tuple(id(f) for f in chunk)
         found = self._programs.get(key)
-        if found is not None and all(a is b for a, b in zip(found[0], chunk)):
-            self._programs.move_to_end(key)
-            return found[1]
+        if found is None or not all(a is b for a, b in zip(found[0], chunk)):
+            return False, None
+        self._programs.move_to_end(key)
+        return True, found[1]
+
+    def _compile(self, chunk: tuple[Fused, ...]) -> Any:
         try:
             program = compile_expression("[" + ", ".join(_grouped(f.source) for f in chunk) + "]",
                                          self._declarations, want="DYN")
         except CompileError:
             program = None
-        self._programs[key] = (chunk, program)  # the chunk kept with it: ids are not reused while it lives
+        # The chunk is kept with its program: the ids of its policies are not reused while it lives.
+        self._programs[tuple(id(f) for f in chunk)] = (chunk, program)
         if len(self._programs) > BATCHES:
             self._programs.popitem(last=False)
         return program
 
     def admitted(self, policies: Iterable[Fused], activation: Any) -> set[Fused]:
-        """Those of ``policies`` (evaluated with ``activation``) that admit the request outright."""
+        """Those of ``policies`` (evaluated with ``activation``) that admit the request outright.
+        A request compiles at most :data:`COMPILES_PER_REQUEST` new chunks (a few ms each, on
+        the event loop); the policies of the others are evaluated one by one this time."""
         policies = tuple(policies)
         out: set[Fused] = set()
+        compiles = 0
         for start in range(0, len(policies), CHUNK):
             chunk = policies[start:start + CHUNK]
-            program = self._program(chunk)
+            known, program = self._kept(chunk)
+            if not known:
+                if compiles == COMPILES_PER_REQUEST:
+                    continue
+                program, compiles = self._compile(chunk), compiles + 1
             values = None if program is None else _value(program, activation)
             if isinstance(values, list) and len(values) == len(chunk):
                 out.update(f for f, v in zip(chunk, values) if _admitting(v))

@@ -304,6 +304,9 @@ class ValidatingAdmissionPolicyPlugin:
         if hook.compiled is None:
             return configuration(ConfigurationError(hook.error))
         compiled = hook.compiled
+        if version == attrs.version and compiled.fused in state.admitted and \
+                not any((b.get("spec") or {}).get("matchResources") for b in hook.bindings):
+            return  # admitted in this version by every binding (none narrows it or can fail)
         annotations: dict[str, list[str]] = {}
         for binding in hook.bindings:
             name = binding["metadata"]["name"]
