@@ -5,11 +5,14 @@ and none of them knows about metrics."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
 
 from kplane.core.metrics.storage import StorageMetrics
 from kplane.core.storage.interface import KeyValue, ListResult, Storage, StorageError, WatchEvent
 from kplane.core.storage.keys import resource_of_key
+
+T = TypeVar("T")
 
 
 class MeasuredStorage(Storage):
@@ -21,12 +24,17 @@ class MeasuredStorage(Storage):
         self._metrics = metrics
         metrics.size = self._scraped_size
 
-    async def get(self, key: str) -> KeyValue | None:
+    async def _timed(self, operation: str, key: str | None, call: Awaitable[T]) -> T:
+        """``call``, timed as ``operation`` on the resource ``key`` is under (None: none)."""
         start = time.perf_counter()
         try:
-            return await self._inner.get(key)
+            return await call
         finally:
-            self._metrics.observe("get", resource_of_key(key), time.perf_counter() - start)
+            self._metrics.observe(operation, resource_of_key(key) if key is not None else None,
+                                  time.perf_counter() - start)
+
+    async def get(self, key: str) -> KeyValue | None:
+        return await self._timed("get", key, self._inner.get(key))
 
     async def list(
         self,
@@ -37,33 +45,17 @@ class MeasuredStorage(Storage):
         start_after: str = "",
         min_revision: int | None = None,
     ) -> ListResult:
-        start = time.perf_counter()
-        try:
-            return await self._inner.list(prefix, revision=revision, limit=limit, start_after=start_after,
-                                          min_revision=min_revision)
-        finally:
-            self._metrics.observe("list", resource_of_key(prefix), time.perf_counter() - start)
+        return await self._timed("list", prefix, self._inner.list(
+            prefix, revision=revision, limit=limit, start_after=start_after, min_revision=min_revision))
 
     async def create(self, key: str, value: bytes) -> KeyValue:
-        start = time.perf_counter()
-        try:
-            return await self._inner.create(key, value)
-        finally:
-            self._metrics.observe("create", resource_of_key(key), time.perf_counter() - start)
+        return await self._timed("create", key, self._inner.create(key, value))
 
     async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
-        start = time.perf_counter()
-        try:
-            return await self._inner.update(key, value, expected_revision=expected_revision)
-        finally:
-            self._metrics.observe("update", resource_of_key(key), time.perf_counter() - start)
+        return await self._timed("update", key, self._inner.update(key, value, expected_revision=expected_revision))
 
     async def delete(self, key: str, *, expected_revision: int = 0) -> KeyValue:
-        start = time.perf_counter()
-        try:
-            return await self._inner.delete(key, expected_revision=expected_revision)
-        finally:
-            self._metrics.observe("delete", resource_of_key(key), time.perf_counter() - start)
+        return await self._timed("delete", key, self._inner.delete(key, expected_revision=expected_revision))
 
     def watch(self, prefix: str, *, from_revision: int) -> AsyncIterator[WatchEvent]:
         return self._inner.watch(prefix, from_revision=from_revision)
@@ -72,11 +64,7 @@ class MeasuredStorage(Storage):
         return await self._inner.current_revision()
 
     async def compact(self, revision: int) -> None:
-        start = time.perf_counter()
-        try:
-            await self._inner.compact(revision)
-        finally:
-            self._metrics.observe("compact", None, time.perf_counter() - start)
+        await self._timed("compact", None, self._inner.compact(revision))
 
     async def health(self) -> None:
         await self._inner.health()
