@@ -91,6 +91,13 @@ def job_from_template(cron_job: Obj, scheduled: datetime, zone: tzinfo) -> Obj:
     }
 
 
+def _by_start_time(job: Obj) -> tuple[bool, str, str]:
+    """kube's ``byJobStartTime``: the earliest start first, a Job not started last, and ties (start
+    times are whole seconds) broken by name."""
+    started = (job.get("status") or {}).get("startTime")
+    return started is None, started or "", job["metadata"]["name"]
+
+
 def _reference(job: Obj) -> Obj:
     meta = job["metadata"]
     return {"kind": "Job", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"], "apiVersion": "batch/v1",
@@ -225,7 +232,7 @@ class CronJobController:
             if limit is None:
                 continue
             done = [j for j in jobs if (finished_condition(j) or {}).get("type") == kind and not j["metadata"].get("deletionTimestamp")]
-            done.sort(key=lambda j: ((j.get("status") or {}).get("startTime") or j["metadata"].get("creationTimestamp") or "", j["metadata"]["name"]))
+            done.sort(key=_by_start_time)
             for job in done[: max(len(done) - limit, 0)]:
                 await self._delete_job(cron_job, job["metadata"]["name"])
 
