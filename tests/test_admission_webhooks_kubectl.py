@@ -18,7 +18,6 @@ import os
 import shutil
 import ssl
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
@@ -32,6 +31,7 @@ from kplane.core.client.kubeconfig import load_kubeconfig
 from kplane.core.pki.certificates import SubjectAltNames, issue, new_ca
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, free_port, serving
+from tests.waiting import wait_until
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -160,14 +160,6 @@ def configmap(test: str, name: str, data: dict[str, str] | None = None, **labels
             "metadata": {"name": name, "labels": {"wh-test": test, **labels}}, "data": data or {}}
 
 
-def until(check: Callable[[], bool]) -> None:
-    """Poll ``check`` until it holds (the informers' propagation), for at most 15 s."""
-    deadline = time.monotonic() + 15
-    while not check():
-        assert time.monotonic() < deadline, "the webhook never took effect"
-        time.sleep(0.05)
-
-
 def refused(cluster: Cluster, probe: dict[str, Any]) -> Callable[[], bool]:
     return lambda: cluster.call("POST", CONFIGMAPS + "?dryRun=All", probe)[0] >= 400
 
@@ -183,7 +175,7 @@ def test_a_denial_reaches_kubectl_and_the_client_with_the_webhook_s_status(clust
         "code": 409, "reason": "AlreadyExists", "message": "bad data", "details": {"name": "x", "causes": [
             {"reason": "FieldValueInvalid", "message": "no bad", "field": "data.bad"}]}}}
     cluster.install("Validating", test, webhook(cluster, test))
-    until(refused(cluster, configmap(test, "probe", {"bad": "1"})))
+    wait_until(refused(cluster, configmap(test, "probe", {"bad": "1"})))
 
     manifest = json.dumps(configmap(test, "a", {"bad": "1"}))
     done = cluster.kubectl.run("apply", "-f", "-", stdin=manifest, check=False)
@@ -214,7 +206,7 @@ def test_a_mutation_reaches_kubectl_with_warnings_and_audit_annotations(cluster:
         **patch({"op": "add", "path": "/data", "value": {"added": "by-webhook"}}),
         "warnings": ["mutated by the webhook"], "auditAnnotations": {"seen": "yes"}}
     cluster.install("Mutating", test, webhook(cluster, test))
-    until(lambda: (cluster.call("POST", CONFIGMAPS + "?dryRun=All", configmap(test, "probe"))[1].get("data") or {})
+    wait_until(lambda: (cluster.call("POST", CONFIGMAPS + "?dryRun=All", configmap(test, "probe"))[1].get("data") or {})
           .get("added") == "by-webhook")
 
     done = cluster.kubectl.run("apply", "-f", "-", stdin=json.dumps(configmap(test, "m")))
@@ -246,7 +238,7 @@ def test_mutating_webhooks_run_in_order_and_if_needed_ones_are_reinvoked(cluster
                     webhook(cluster, test, "first.example.com", clientConfig=cluster.hooks.url(first),
                             reinvocationPolicy="IfNeeded"),
                     webhook(cluster, test, "second.example.com", clientConfig=cluster.hooks.url(second)))
-    until(lambda: "second" in cluster.call("POST", CONFIGMAPS + "?dryRun=All", configmap(test, "probe"))[1]
+    wait_until(lambda: "second" in cluster.call("POST", CONFIGMAPS + "?dryRun=All", configmap(test, "probe"))[1]
           .get("metadata", {}).get("labels", {}))
     cluster.hooks.seen.clear()
 
@@ -274,7 +266,7 @@ def test_validating_webhooks_are_called_in_parallel(cluster: Cluster) -> None:
                     webhook(cluster, test, "a.example.com", clientConfig=cluster.hooks.url(f"{test}-a")),
                     webhook(cluster, test, "b.example.com", clientConfig=cluster.hooks.url(f"{test}-b")),
                     webhook(cluster, test, "probe.example.com", clientConfig=cluster.hooks.url(f"{test}-probe")))
-    until(refused(cluster, configmap(test, "probe")))
+    wait_until(refused(cluster, configmap(test, "probe")))
     for event in arrived.values():
         cluster.hooks.loop.call_soon_threadsafe(event.clear)
     status, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "p"))
@@ -298,7 +290,7 @@ def test_failure_policy_decides_for_an_unreachable_or_slow_webhook(cluster: Clus
                     webhook(cluster, f"{test}-fail", "closed.example.com", clientConfig=unreachable),
                     webhook(cluster, f"{test}-slow", "slow.example.com", clientConfig=cluster.hooks.url(f"{test}-slow"),
                             timeoutSeconds=1))
-    until(refused(cluster, configmap(f"{test}-fail", "probe")))
+    wait_until(refused(cluster, configmap(f"{test}-fail", "probe")))
 
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "ignored"))[0] == 201
     events = [json.loads(line) for line in cluster.audit_log.read_text().splitlines()]
@@ -342,7 +334,7 @@ def test_an_answer_that_does_not_hold_up_is_a_failure_naming_the_webhook(cluster
     cluster.hooks.answers[test] = reply
     if not any(w["name"] == "answers.example.com" for w in _webhooks(cluster, VALIDATING, test)):
         cluster.install("Validating", test, webhook(cluster, test))
-    until(refused(cluster, configmap(test, "probe")))
+    wait_until(refused(cluster, configmap(test, "probe")))
     status, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "x"))
     uid = cluster.hooks.seen[test][-1]["uid"]
     assert status == 500
@@ -354,7 +346,7 @@ def test_a_webhook_speaking_only_v1beta1_gets_a_v1beta1_review(cluster: Cluster)
     test = "v1beta1"
     cluster.hooks.answers[test] = lambda r: {"allowed": r["name"] != "probe"}
     cluster.install("Validating", test, webhook(cluster, test, admissionReviewVersions=["v1beta1"]))
-    until(refused(cluster, configmap(test, "probe")))
+    wait_until(refused(cluster, configmap(test, "probe")))
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "x"))[0] == 201
     assert cluster.hooks.versions[test][-1] == "admission.k8s.io/v1beta1"
 
@@ -368,7 +360,7 @@ def test_an_oversized_answer_is_refused_and_warnings_are_bounded(cluster: Cluste
     test = "oversized"
     cluster.hooks.answers[test] = lambda r: {"allowed": r["name"] != "probe", "warnings": ["x" * (4 << 20)]}
     cluster.install("Validating", test, webhook(cluster, test))
-    until(refused(cluster, configmap(test, "probe")))
+    wait_until(refused(cluster, configmap(test, "probe")))
     _, body, _ = cluster.call("POST", CONFIGMAPS, configmap(test, "x"))
     assert "failed to call webhook: the webhook's answer is larger than" in body["message"]
 
@@ -394,7 +386,7 @@ def test_match_policy_sends_another_version_converted_and_exact_does_not(cluster
                 "metadata": {"name": name, "labels": {"wh-test": test}},
                 "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                          "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}}
-    until(lambda: cluster.call("POST", hpas + "?dryRun=All", hpa("probe"))[0] >= 400)
+    wait_until(lambda: cluster.call("POST", hpas + "?dryRun=All", hpa("probe"))[0] >= 400)
     status, body, _ = cluster.call("POST", hpas, hpa("h"))
     assert status == 201, body
     review = cluster.hooks.seen[test][-1]
@@ -414,7 +406,7 @@ def test_namespace_selector_and_match_conditions(cluster: Cluster) -> None:
         matchConditions=[{"name": "not-skipped", "expression": "object.metadata.name != 'skip'"},
                          {"name": "admin", "expression": "request.userInfo.username != ''"}]))
     watched = "/api/v1/namespaces/watched/configmaps"
-    until(lambda: cluster.call("POST", watched + "?dryRun=All", configmap(test, "probe"))[0] >= 400)
+    wait_until(lambda: cluster.call("POST", watched + "?dryRun=All", configmap(test, "probe"))[0] >= 400)
 
     assert cluster.call("POST", watched, configmap(test, "skip"))[0] == 201  # a condition is false
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "elsewhere"))[0] == 201  # another namespace
@@ -424,7 +416,7 @@ def test_namespace_selector_and_match_conditions(cluster: Cluster) -> None:
     broken = "selectors-broken"
     cluster.install("Validating", broken, webhook(
         cluster, broken, matchConditions=[{"name": "bad", "expression": "object.data.missing == 'x'"}]))
-    until(refused(cluster, configmap(broken, "probe")))
+    wait_until(refused(cluster, configmap(broken, "probe")))
     status, body, _ = cluster.call("POST", CONFIGMAPS, configmap(broken, "b"))
     assert (status, body["reason"]) == (403, "Forbidden")
     assert body["message"] == ('configmaps "b" is forbidden: expression \'object.data.missing == \'x\'\' resulted in '
@@ -440,7 +432,7 @@ def test_a_service_reference_and_dry_run(cluster: Cluster) -> None:
     cluster.install("Validating", test, webhook(cluster, test, sideEffects="NoneOnDryRun", clientConfig={
         "service": {"namespace": "default", "name": "hooks", "port": cluster.hooks.port, "path": f"/{test}"},
         "caBundle": cluster.hooks.ca_bundle}))
-    until(refused(cluster, configmap(test, "probe")))
+    wait_until(refused(cluster, configmap(test, "probe")))
     assert cluster.call("POST", CONFIGMAPS, configmap(test, "s"))[0] == 201
     assert cluster.hooks.seen[test][-1]["dryRun"] is False
     assert cluster.call("POST", CONFIGMAPS + "?dryRun=All", configmap(test, "d"))[0] == 400
@@ -469,7 +461,7 @@ def test_a_connect_goes_to_the_webhooks_with_its_options(cluster: Cluster) -> No
     def denied() -> bool:
         done = cluster.kubectl.run("exec", "quiet", "-c", "c", "--", "ls", "-l", check=False)
         return 'admission webhook "connect.example.com" denied the request: no exec here' in done.stderr
-    until(denied)
+    wait_until(denied)
     review = cluster.hooks.seen[test][-1]
     assert (review["operation"], review["subResource"], review["name"]) == ("CONNECT", "exec", "quiet")
     assert review["kind"] == {"group": "", "version": "v1", "kind": "PodExecOptions"}
@@ -489,7 +481,7 @@ def test_a_scale_is_sent_as_autoscaling_v1_scale_and_its_patch_scales_the_parent
     cluster.install("Mutating", test, webhook(cluster, test, objectSelector={}, rules=[
         {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments/scale"]}]))
     scale = "/apis/apps/v1/namespaces/default/deployments/scaled/scale"
-    until(lambda: cluster.call("PUT", scale + "?dryRun=All", {
+    wait_until(lambda: cluster.call("PUT", scale + "?dryRun=All", {
         "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "scaled", "namespace": "default"},
         "spec": {"replicas": 9}})[1].get("spec", {}).get("replicas") == 3)
 

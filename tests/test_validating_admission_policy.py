@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import pytest
 from kplane.core.client.kubeconfig import load_kubeconfig
 from tests.kubectl_cli import Kubectl
 from tests.servers import Served, serving
+from tests.waiting import wait_until
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
@@ -87,21 +87,13 @@ def binding(test: str, name: str = "", actions: tuple[str, ...] = ("Deny",), **s
             "spec": {"policyName": test, "validationActions": list(actions), **spec}}
 
 
-def until(check: Callable[[], bool]) -> None:
-    """Poll ``check`` until it holds (the informers' propagation), for at most 15 s."""
-    deadline = time.monotonic() + 15
-    while not check():
-        assert time.monotonic() < deadline, "the policy never took effect"
-        time.sleep(0.05)
-
-
 def install(cluster: Cluster, *objects: dict[str, Any], probe: dict[str, Any]) -> None:
     """Create ``objects``, then wait until the dry-run create of ``probe`` is refused."""
     for obj in objects:
         path = POLICIES if obj["kind"] == "ValidatingAdmissionPolicy" else BINDINGS
         status, body, _ = cluster.call("POST", path, obj)
         assert status == 201, body
-    until(lambda: cluster.call("POST", CONFIGMAPS + "?dryRun=All", probe)[0] >= 400)
+    wait_until(lambda: cluster.call("POST", CONFIGMAPS + "?dryRun=All", probe)[0] >= 400)
 
 
 def test_a_denial_names_policy_and_binding_with_the_validation_s_reason_and_message(cluster: Cluster) -> None:
@@ -252,7 +244,7 @@ def test_type_checking_warns_of_fields_the_matched_kinds_do_not_have(cluster: Cl
     def checked() -> bool:
         status = cluster.call("GET", f"{POLICIES}/{test}")[1].get("status") or {}
         return "typeChecking" in status
-    until(checked)
+    wait_until(checked)
     status = cluster.call("GET", f"{POLICIES}/{test}")[1]["status"]
     assert status["observedGeneration"] == 1
     assert status["typeChecking"]["expressionWarnings"] == [
@@ -275,7 +267,7 @@ def test_params_of_a_custom_resource_s_kind_are_read_through_an_informer_made_on
     cluster.kubectl.run("wait", "--for=condition=Established", "crd/limits.vap.example.com", "--timeout=30s")
     limit = {"apiVersion": "vap.example.com/v1", "kind": "Limit", "metadata": {"name": "one", "labels": {"tier": "small"}},
              "maxKeys": 1}
-    until(lambda: cluster.call("POST", "/apis/vap.example.com/v1/limits", limit)[0] in (201, 409))
+    wait_until(lambda: cluster.call("POST", "/apis/vap.example.com/v1/limits", limit)[0] in (201, 409))
     install(cluster, policy(test, [{"expression": "object.data.size() <= params.maxKeys",
                                     "messageExpression": "params.metadata.name + ' allows ' + string(params.maxKeys)"}],
                             paramKind={"apiVersion": "vap.example.com/v1", "kind": "Limit"}),

@@ -3,7 +3,9 @@
 ``eventually`` polls from a coroutine (the check may be a plain function or a coroutine
 function); ``wait_until`` polls from plain test code, for checks that block (kubectl, a client
 in another thread). Both return the check's first truthy result, so a test can wait for an
-object and use it; after ``timeout`` seconds they fail the test with the last result.
+object and use it; after ``timeout`` seconds they fail the test with the last result. The
+default timeouts are long because CI runs two test workers on two loaded cores: a check that
+holds returns at once, so only a failing test waits them out.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 15.0, *, every: float = 0.05,
+async def eventually(check: Callable[[], Awaitable[T] | T], timeout: float = 30.0, *, every: float = 0.05,
                      what: str = "the condition") -> T:
     """Poll ``check`` every ``every`` seconds until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout
