@@ -79,3 +79,8 @@ async def test_a_replica_sets_status_writes_start_from_its_own_last_write(served
         await eventually(available, timeout=60)
         assert await writes(session, "PUT", "replicasets/status", "409") == conflicts
         assert await writes(session, "PUT", "replicasets/status", "200") >= 1
+        managers = {(m["manager"], m.get("subresource", "")) for m in
+                    (await (await session.get(f"{RSS}/own-writes")).json())["metadata"]["managedFields"]}
+    # The controller-manager's caches hold no managedFields (as kube's), so neither do its
+    # writes: the server keeps the stored entries and records the controller's own beside them.
+    assert {subresource for _, subresource in managers} == {"", "status"}, managers
