@@ -127,6 +127,7 @@ from kplane.core.controllers.conditions import (
 )
 from kplane.core.controllers.manager import ControllerManager
 from kplane.core.controllers.ownership import controller_ref, controller_reference, uid
+from kplane.core.controllers.ownwrites import OwnWrites  # replies to a controller's writes its cache lags behind
 from kplane.core.controllers.references import involved_object
 from kplane.core.controllers.replicas import resolve_fenceposts, scaled_value, spec_replicas
 from kplane.core.controllers.worker import CacheBehind, Workers, work

@@ -5,7 +5,8 @@ dropped connection resumes the watch from the last version seen; a 410 Gone reli
 relist reports what changed meanwhile, including deletions the watch missed (as tombstones:
 the last state the informer knew). ``synced`` is set after the first list. With ``resync``,
 every cached object is handed to the update handlers again periodically, so a controller that
-missed nothing still gets to re-check its world.
+missed nothing still gets to re-check its world. A ``transform`` changes each object before it is
+cached (client-go's ``SetTransform``): :func:`strip_managed_fields` is kube-controller-manager's.
 
 A :class:`SharedInformerFactory` gives every controller of a process the same informer (one
 list and one watch) per resource.
@@ -26,6 +27,16 @@ from kplane.core.client.rest import ApiError, RESTClient, ResourceClient
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
+Transform = Callable[[Obj], Obj]
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """``obj`` without ``metadata.managedFields``, what kube-controller-manager and kube-scheduler
+    trim from their informers' objects: no controller reads them, and a write built from a
+    cached object then carries none (the server keeps the stored ones, as kube-apiserver does
+    for an update without them), so neither side decodes, copies or compares them per write."""
+    obj["metadata"].pop("managedFields", None)  # each object is freshly decoded: its own to change
+    return obj
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +57,10 @@ class Handlers:
 class Informer:
     """One resource listed and watched into a local cache, calling handlers on each change (client-go's)."""
 
-    def __init__(self, resource: ResourceClient, *, resync: float = 0.0, watch_timeout: int = 300, retry: float = 1.0) -> None:
+    def __init__(self, resource: ResourceClient, *, resync: float = 0.0, watch_timeout: int = 300, retry: float = 1.0,
+                 transform: Transform | None = None) -> None:
         self.resource = resource
+        self.transform = transform
         self.resync = resync
         self.watch_timeout = watch_timeout
         self.retry = retry
@@ -102,7 +115,8 @@ class Informer:
 
     async def _relist(self) -> None:
         listing = await self.resource.list()
-        fresh = {object_key(o): o for o in listing["items"]}
+        items = listing["items"] if self.transform is None else [self.transform(o) for o in listing["items"]]
+        fresh = {object_key(o): o for o in items}
         for key in self.indexer.keys():
             if key not in fresh:
                 self._delete(self.indexer.get(key))  # type: ignore[arg-type]
@@ -114,10 +128,13 @@ class Informer:
     async def _watch(self) -> None:
         async for event in self.resource.watch(resource_version=self._rv, timeout_seconds=self.watch_timeout):
             self._rv = event.object["metadata"].get("resourceVersion") or self._rv
-            if event.type in ("ADDED", "MODIFIED"):
-                self._upsert(event.object)
-            elif event.type == "DELETED":
-                self._delete(event.object)
+            if event.type not in ("ADDED", "MODIFIED", "DELETED"):
+                continue  # a bookmark
+            obj = event.object if self.transform is None else self.transform(event.object)
+            if event.type == "DELETED":
+                self._delete(obj)
+            else:
+                self._upsert(obj)
 
     def _upsert(self, obj: Obj) -> None:
         old = self.indexer.put(obj)
@@ -154,16 +171,18 @@ def _notify(handler: Callable[..., None], *objects: Obj) -> None:
 class SharedInformerFactory:
     """One informer per resource per process, shared by every controller that asks for it."""
 
-    def __init__(self, client: RESTClient, *, resync: float = 0.0) -> None:
+    def __init__(self, client: RESTClient, *, resync: float = 0.0, transform: Transform | None = None) -> None:
         self.client = client
         self.resync = resync
+        self.transform = transform
         self._informers: dict[tuple[str, str, str], Informer] = {}
         self._tasks: dict[tuple[str, str, str], asyncio.Task[None]] = {}
 
     def informer(self, group: str, version: str, plural: str) -> Informer:
         key = (group, version, plural)
         if key not in self._informers:
-            self._informers[key] = Informer(self.client.resource(group, version, plural), resync=self.resync)
+            self._informers[key] = Informer(self.client.resource(group, version, plural), resync=self.resync,
+                                             transform=self.transform)
         return self._informers[key]
 
     def resources(self) -> set[tuple[str, str, str]]:

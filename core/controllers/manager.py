@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kplane.core.client.informer import SharedInformerFactory
+from kplane.core.client.informer import SharedInformerFactory, strip_managed_fields
 from kplane.core.client.rest import RESTClient
 from kplane.core.client.workqueue import WorkQueue
 from kplane.core.controllers.clients import ClientBuilder, SharedClient
@@ -92,7 +92,7 @@ class ControllerManager:
         self.root_ca = root_ca
         self.selection = selection
         self.clients = clients if clients is not None else SharedClient(client)
-        self.informers = SharedInformerFactory(client)
+        self.informers = SharedInformerFactory(client, transform=strip_managed_fields)  # as kube-controller-manager's
         #: The ServiceAccount names controllers asked for, and the client each got.
         self.accounts: dict[str, RESTClient] = {}
         self.known: set[str] = set()

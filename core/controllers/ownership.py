@@ -39,18 +39,33 @@ def controller_reference(owner: Obj, api_version: str, kind: str) -> Obj:
 
 
 CONTROLLER_UID_INDEX = "controllerUID"
+_ORPHANS = "\x00orphans/"  # no uid starts with NUL: the index value of a namespace's orphans
 
 
 def _controller_uids(obj: Obj) -> list[str]:
-    return [str(ref.get("uid", "")) for ref in owner_refs(obj) if ref.get("controller")]
+    uids = [str(ref.get("uid", "")) for ref in owner_refs(obj) if ref.get("controller")]
+    return uids or [_ORPHANS + obj["metadata"].get("namespace", "")]
 
 
 def index_by_controller(informer: Informer) -> str:
-    """The name of ``informer``'s index of objects by their controller's uid, added by the first
-    controller that asks (controllers of several kinds share the pod informer)."""
+    """The name of ``informer``'s index of objects by their controller's uid (orphans by their
+    namespace, for :func:`claim_candidates`), added by the first controller that asks
+    (controllers of several kinds share the pod informer)."""
     if not informer.indexer.has_indexer(CONTROLLER_UID_INDEX):
         informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
     return CONTROLLER_UID_INDEX
+
+
+def claim_candidates(informer: Informer, controller: Obj, selector: LabelSelectorExpr) -> list[Obj]:
+    """What a claim by ``controller`` can act on, from ``informer``'s :func:`index_by_controller`:
+    the objects it controls (even those that no longer match) and the orphans of its namespace
+    its selector matches. Kube lists the whole namespace and the claim skips what another
+    controller controls; reading the index instead keeps a sync's cost to its own objects, not
+    to every object of the namespace."""
+    index = informer.indexer
+    owned = index.by_index(CONTROLLER_UID_INDEX, uid(controller))
+    orphans = index.by_index(CONTROLLER_UID_INDEX, _ORPHANS + controller["metadata"].get("namespace", ""))
+    return [*owned, *(o for o in orphans if selector.matches(o["metadata"].get("labels")))]
 
 
 def selector(obj: Obj) -> LabelSelectorExpr | None:

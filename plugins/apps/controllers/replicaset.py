@@ -36,7 +36,7 @@ from typing import Any
 import aiohttp
 
 from kplane.api import (
-    NORMAL, WARNING, ApiError, ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, ResourceClient,
+    NORMAL, WARNING, ApiError, ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, OwnWrites, ResourceClient,
     RESTClient, SharedInformerFactory, WorkQueue, Workers, clock, get_condition, involved_object, new_condition, object_key,
     ownership as own, remove_condition, replace_condition, spec_replicas, wait_synced,
 )
@@ -63,7 +63,6 @@ class Managed:
 
 REPLICA_SET = Managed("apps", "v1", "replicasets", "ReplicaSet", "replicaset-controller")
 REPLICATION_CONTROLLER = Managed("", "v1", "replicationcontrollers", "ReplicationController", "replication-controller")
-CONTROLLER_UID_INDEX = own.CONTROLLER_UID_INDEX
 BURST_REPLICAS = 500  # the most pods one sync creates or deletes
 EXPECTATIONS_TIMEOUT = 300.0
 TERMINAL = ("Succeeded", "Failed")
@@ -124,6 +123,7 @@ class ReplicaSetController:
         own.index_by_controller(self.pod_informer)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
+        self.own_writes = OwnWrites()  # status replies the informer has not shown yet
         self.recorder = EventRecorder(client, managed.component)
 
     async def run(self) -> None:
@@ -146,6 +146,7 @@ class ReplicaSetController:
 
     def _rs_deleted(self, rs: Obj) -> None:
         self.expectations.forget(object_key(rs))  # a new ReplicaSet by this name starts clean
+        self.own_writes.forget(object_key(rs))
         self._enqueue(rs)
 
     def _pod_added(self, pod: Obj) -> None:
@@ -186,7 +187,9 @@ class ReplicaSetController:
         rs = self.rs_informer.indexer.get(key)
         if rs is None:
             self.expectations.forget(key)
+            self.own_writes.forget(key)
             return
+        rs = self.own_writes.newest(key, rs)
         needs_sync = self.expectations.satisfied(key)
         selector = own.selector(rs)
         if selector is None:
@@ -208,11 +211,8 @@ class ReplicaSetController:
             raise failure
 
     def _candidates(self, rs: Obj, selector: LabelSelectorExpr) -> list[Obj]:
-        """Active pods it controls (even those that stopped matching) and active pods it selects."""
-        owned = self.pod_informer.indexer.by_index(CONTROLLER_UID_INDEX, own.uid(rs))
-        selected = self.pod_informer.lister().namespaced(rs["metadata"]["namespace"]).list(selector)
-        unique = {object_key(p): p for p in [*owned, *selected]}
-        return [p for p in unique.values() if _is_active(p)]
+        """Active pods it controls (even those that stopped matching) and active orphans it selects."""
+        return [p for p in own.claim_candidates(self.pod_informer, rs, selector) if _is_active(p)]
 
     async def _claim(self, rs: Obj, selector: LabelSelectorExpr, pods: list[Obj]) -> list[Obj]:
         """The pods this ReplicaSet controls once orphans are adopted and strays released
@@ -272,7 +272,9 @@ class ReplicaSetController:
             if not _status_differs(current.get("status") or {}, status):
                 return status
             try:
-                return (await self._replica_sets(rs).update_status({**current, "status": status})).get("status") or {}
+                reply = await self._replica_sets(rs).update_status({**current, "status": status})
+                self.own_writes.wrote(object_key(rs), reply)
+                return reply.get("status") or {}
             except ApiError as err:
                 if err.code == 404:
                     return status

@@ -7,7 +7,7 @@ import copy
 import logging
 
 from kplane.api import (
-    ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, RESTClient, SharedInformerFactory, WorkQueue,
+    ControllerRefManager, EventRecorder, Handlers, LabelSelectorExpr, OwnWrites, RESTClient, SharedInformerFactory, WorkQueue,
     Workers, object_key, ownership as own, wait_synced,
 )
 from kplane.plugins.apps.controllers.deployment.objects import API_VERSION, KIND, Obj, is_recreate
@@ -29,9 +29,11 @@ class DeploymentController(RollingUpdate, Recreate):
         self.workers = workers
         self.deployments = informers.informer("apps", "v1", "deployments")
         self.replica_sets = informers.informer("apps", "v1", "replicasets")
+        own.index_by_controller(self.replica_sets)
         self.pods = informers.informer("", "v1", "pods")
         self.queue: WorkQueue[str] = WorkQueue()
         self.recorder = EventRecorder(client, COMPONENT)
+        self.own_writes = OwnWrites()  # status replies the informer has not shown yet
 
     async def run(self) -> None:
         self.deployments.add_handlers(Handlers.for_any(self._enqueue))
@@ -82,8 +84,9 @@ class DeploymentController(RollingUpdate, Recreate):
         """Reconcile one Deployment (``syncDeployment``); raises to be retried."""
         cached = self.deployments.indexer.get(key)
         if cached is None:
+            self.own_writes.forget(key)
             return
-        d = copy.deepcopy(cached)  # synced objects are refreshed in place from write replies
+        d = copy.deepcopy(self.own_writes.newest(key, cached))  # synced objects are refreshed in place from write replies
         selector = own.selector(d)
         if selector is None:
             log.warning("deployment %s: its selector selects nothing; ignored", key)
@@ -107,7 +110,7 @@ class DeploymentController(RollingUpdate, Recreate):
         (``getReplicaSetsForDeployment``)."""
         manager = ControllerRefManager(d, selector, api_version=API_VERSION, kind=KIND,
                                        controllers=self._deployment_client(d), dependents=self._rs_client(d))
-        return await manager.claim(self.replica_sets.lister().namespaced(d["metadata"]["namespace"]).list())
+        return await manager.claim(own.claim_candidates(self.replica_sets, d, selector))
 
     def _pods_by_owner(self, d: Obj, selector: LabelSelectorExpr, rs_list: list[Obj]) -> dict[str, list[Obj]]:
         """The Deployment's pods by the uid of the ReplicaSet controlling them, terminating ones included."""

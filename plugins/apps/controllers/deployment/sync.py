@@ -13,7 +13,7 @@ import logging
 import aiohttp
 
 from kplane.api import (
-    NORMAL, WARNING, ApiError, EventRecorder, ResourceClient, RESTClient, WorkQueue, controller_ref, get_condition,
+    NORMAL, WARNING, ApiError, EventRecorder, OwnWrites, ResourceClient, RESTClient, WorkQueue, controller_ref, get_condition,
     involved_object, object_key, ownership as own, set_condition, spec_replicas,
 )
 from kplane.plugins.apps.controllers.deployment.objects import (
@@ -45,6 +45,7 @@ class Sync:
     client: RESTClient
     recorder: EventRecorder
     queue: WorkQueue[str]
+    own_writes: OwnWrites
 
     # -- the new ReplicaSet and revisions ---------------------------------------------------
     async def _find_replica_sets(self, d: Obj, rs_list: list[Obj]) -> tuple[Obj | None, list[Obj]]:
@@ -63,11 +64,12 @@ class Sync:
         if changed:
             refresh(new_rs, await self._rs_client(new_rs).update(wanted))
         revision = annotations(new_rs).get(REVISION)
-        if revision is not None:
-            await self._set_deployment_revision(d, revision)
+        needs_update = revision is not None and _set_deployment_revision(d, revision)
         if progress_deadline(d) is not None and get_condition(status(d), PROGRESSING) is None:
             # Progress was not tracked so far: count from the first time the new ReplicaSet is seen.
             set_condition(status(d), new_condition(PROGRESSING, "True", FOUND_NEW_RS, f'Found new replica set "{name(new_rs)}"'))
+            needs_update = True
+        if needs_update:  # the revision and the condition in one write, as kube's getNewReplicaSet
             await self._write_status(d, status(d))
         return new_rs, old_rss
 
@@ -106,9 +108,11 @@ class Sync:
         if created_now and replicas > 0:
             self.recorder.event(involved_object(d, API_VERSION, KIND), NORMAL, "ScalingReplicaSet",
                                 f"Scaled up replica set {name(stored)} from 0 to {replicas}")
-        await self._set_deployment_revision(d, revision)
+        needs_update = _set_deployment_revision(d, revision)
         if created_now and progress_deadline(d) is not None:
             set_condition(status(d), new_condition(PROGRESSING, "True", NEW_RS_CREATED, f'Created new replica set "{name(stored)}"'))
+            needs_update = True
+        if needs_update:  # one write for both, as kube's getNewReplicaSet
             await self._write_status(d, status(d))
         return stored
 
@@ -132,16 +136,6 @@ class Sync:
             except (ApiError, aiohttp.ClientError) as status_err:  # the create failure is the one to report
                 log.info("deployment %s: status not written: %s", object_key(d), status_err)
         self.recorder.event(involved_object(d, API_VERSION, KIND), WARNING, RS_CREATE_ERROR, message)
-
-    async def _set_deployment_revision(self, d: Obj, revision: str) -> None:
-        """Copy the new ReplicaSet's revision to the Deployment's annotations.
-
-        Written with the status, as kube-controller-manager does: the Deployment status strategy
-        takes annotations, and a change through ``/status`` leaves the generation alone."""
-        if annotations(d).get(REVISION) == revision:
-            return
-        d["metadata"]["annotations"] = {**annotations(d), REVISION: revision}
-        await self._write_status(d, status(d))
 
     # -- scaling (paused deployments and changes of spec.replicas) --------------------------
     async def _sync_scaling(self, d: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> None:
@@ -242,7 +236,9 @@ class Sync:
         await self._write_status(d, status(d))
 
     async def _write_status(self, d: Obj, wanted: Obj) -> None:
-        refresh(d, await self._deployment_client(d).update_status({**d, "status": wanted}))
+        reply = await self._deployment_client(d).update_status({**d, "status": wanted})
+        self.own_writes.wrote(object_key(d), reply)  # kept as the server sent it: the sync goes on changing ``d``
+        refresh(d, copy.deepcopy(reply))
 
     # -- clients ----------------------------------------------------------------------------
     def _deployment_client(self, d: Obj) -> ResourceClient:
@@ -250,3 +246,14 @@ class Sync:
 
     def _rs_client(self, obj: Obj) -> ResourceClient:
         return self.client.resource("apps", "v1", "replicasets", obj["metadata"]["namespace"])
+
+
+def _set_deployment_revision(d: Obj, revision: str) -> bool:
+    """Copy the new ReplicaSet's revision to the Deployment's annotations; True when it changed
+    (``SetDeploymentRevision``). The caller writes it with the status, as kube-controller-manager
+    does: the Deployment status strategy takes annotations, and a change through ``/status``
+    leaves the generation alone."""
+    if annotations(d).get(REVISION) == revision:
+        return False
+    d["metadata"]["annotations"] = {**annotations(d), REVISION: revision}
+    return True
