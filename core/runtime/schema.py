@@ -30,7 +30,7 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from kplane.core.meta.errors import FieldError, FieldErrorType
-from kplane.core.runtime.fields import ReportsUnknown, go_zero
+from kplane.core.runtime.fields import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Bool, Int, Int32, ReportsUnknown, Str, go_zero
 
 
 def camel_case(name: str) -> str:
@@ -69,6 +69,10 @@ class FieldShape:
     container: str  # ONE, LIST or MAP: how ``child`` values are held
     written: bool = False  # Go writes it when unset (:func:`always_written`)
     zero: Any = None  # what Go writes then, for a field that is not a value struct
+    # A leaf whose valid values load as they are (:func:`plain_leaf`): a value of this type
+    # (within ``bounds``, for integers) is taken without marshmallow; any other goes through it.
+    plain: type | None = None
+    bounds: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -114,6 +118,8 @@ def shape_of(schema: Schema | type[Schema]) -> Shape:
         fs = FieldShape(attr, f.data_key or attr, f, shape_of(nested) if nested else None, container)
         fs.written = always_written(f)
         fs.zero = go_zero(f)
+        if nested is None:
+            fs.plain, fs.bounds = plain_leaf(f)
         shape.by_key[fs.key] = fs
         shape.by_attr[attr] = fs
         if f.required:
@@ -140,6 +146,27 @@ def wire_to_python(shape: Shape, wire: dict[str, Any]) -> dict[str, Any]:
         if fs is not None:
             out[fs.attr] = _convert(value, fs, False)
     return out
+
+
+#: The leaf fields whose ``deserialize`` returns a valid value unchanged: the type such a
+#: value has, and the range of an integer. Exact classes only: a subclass may load otherwise.
+_PLAIN_LEAVES: dict[type, tuple[type, tuple[int, int] | None]] = {
+    fields.String: (str, None),
+    Str: (str, None),
+    Bool: (bool, None),
+    Int: (int, (INT64_MIN, INT64_MAX)),
+    Int32: (int, (INT32_MIN, INT32_MAX)),
+}
+
+
+def plain_leaf(f: fields.Field) -> tuple[type | None, tuple[int, int] | None]:
+    """What lets :func:`load` take a leaf's value without marshmallow (its type and bounds),
+    or ``(None, None)``: a field with validators, or one whose loading changes or checks more.
+    Each request's leaves are most of a body; marshmallow's calls for each were most of a
+    decode's time."""
+    if f.validators or type(f) not in _PLAIN_LEAVES:
+        return None, None
+    return _PLAIN_LEAVES[type(f)]
 
 
 def always_written(f: fields.Field) -> bool:
@@ -222,6 +249,8 @@ def _load(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict
             result.unknown.append(where)
         elif value is None:
             out[fs.attr] = None
+        elif type(value) is fs.plain and (fs.bounds is None or fs.bounds[0] <= value <= fs.bounds[1]):
+            out[fs.attr] = value
         elif fs.child is None:
             try:
                 if isinstance(fs.field, ReportsUnknown):
