@@ -30,6 +30,7 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from kplane.core.meta.errors import FieldError, FieldErrorType
+from kplane.core.runtime.objects import nesting, unbuild
 from kplane.core.runtime.fields import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Bool, Int, Int32, ReportsUnknown, Str, go_zero
 
 
@@ -193,6 +194,49 @@ def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
         elif fs.written:
             out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
     return out
+
+
+def object_to_wire(shape: Shape, obj: Any) -> dict[str, Any]:
+    """``python_to_wire(shape, unbuild(obj))`` of an internal object in one walk, without the
+    Python-named dict in between: encoding is on every write (twice: the request's version for
+    managedFields, the storage version) and on every read of an internal object."""
+    plan = shape.derived.get(type(obj))
+    if plan is None:
+        plan = shape.derived[type(obj)] = _wire_plan(shape, type(obj))
+    out = {}
+    for attr, fs, nested, container in plan:
+        value = getattr(obj, attr) if nested is not _ABSENT else None
+        if value is None:
+            if fs.written:
+                out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
+            continue
+        if nested is not None and nested is not _ABSENT:
+            if fs.child is not None and container == fs.container:
+                if container == ONE:
+                    value = object_to_wire(fs.child, value)
+                elif container == LIST:
+                    value = [object_to_wire(fs.child, v) for v in value]
+                else:
+                    value = {k: object_to_wire(fs.child, v) for k, v in value.items()}
+                if value != [] or fs.written:
+                    out[fs.key] = value
+                continue
+            value = unbuild(value) if container == ONE else [unbuild(v) for v in value] if container == LIST else {
+                k: unbuild(v) for k, v in value.items()}
+        if value != [] or fs.written:
+            out[fs.key] = _convert(value, fs, True)
+        elif fs.written:
+            out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
+    return out
+
+
+_ABSENT: Any = object()  # a schema field the internal class does not have: always unset
+
+
+def _wire_plan(shape: Shape, cls: type) -> list[tuple[str, FieldShape, Any, str]]:
+    """Each field of ``shape`` in schema order, with what ``cls`` nests in it (or _ABSENT)."""
+    held = nesting(cls)
+    return [(attr, fs, *held.get(attr, (_ABSENT, ""))) for attr, fs in shape.by_attr.items()]
 
 
 def zero_object(shape: Shape) -> dict[str, Any]:
