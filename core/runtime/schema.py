@@ -30,7 +30,7 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from kplane.core.meta.errors import FieldError, FieldErrorType
-from kplane.core.runtime.objects import nesting, unbuild
+from kplane.core.runtime.objects import build, nesting, unbuild
 from kplane.core.runtime.fields import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Bool, Int, Int32, ReportsUnknown, Str, go_zero
 
 
@@ -200,9 +200,9 @@ def object_to_wire(shape: Shape, obj: Any) -> dict[str, Any]:
     """``python_to_wire(shape, unbuild(obj))`` of an internal object in one walk, without the
     Python-named dict in between: encoding is on every write (twice: the request's version for
     managedFields, the storage version) and on every read of an internal object."""
-    plan = shape.derived.get(type(obj))
+    plan = shape.derived.get((_TO_WIRE, type(obj)))
     if plan is None:
-        plan = shape.derived[type(obj)] = _wire_plan(shape, type(obj))
+        plan = shape.derived[(_TO_WIRE, type(obj))] = _wire_plan(shape, type(obj))
     out = {}
     for attr, fs, nested, container in plan:
         value = getattr(obj, attr) if nested is not _ABSENT else None
@@ -237,6 +237,41 @@ def _wire_plan(shape: Shape, cls: type) -> list[tuple[str, FieldShape, Any, str]
     """Each field of ``shape`` in schema order, with what ``cls`` nests in it (or _ABSENT)."""
     held = nesting(cls)
     return [(attr, fs, *held.get(attr, (_ABSENT, ""))) for attr, fs in shape.by_attr.items()]
+
+
+def wire_to_object(shape: Shape, cls: type, wire: dict[str, Any]) -> Any:
+    """``build(cls, wire_to_python(shape, wire))`` in one walk, without the Python-named dict
+    in between: what every stored object read into an internal one costs."""
+    plan = shape.derived.get((_FROM_WIRE, cls))
+    if plan is None:
+        held = nesting(cls)
+        plan = shape.derived[(_FROM_WIRE, cls)] = {
+            key: (fs, *held[fs.attr]) for key, fs in shape.by_key.items() if fs.attr in held}
+    kwargs = {}
+    for key, value in wire.items():
+        entry = plan.get(key)
+        if entry is None or value is None:
+            continue
+        fs, nested, container = entry
+        if nested is not None and fs.child is not None and container == fs.container:
+            child = fs.child
+            if container == ONE:
+                value = wire_to_object(child, nested, value) if isinstance(value, dict) else build(nested, value)
+            elif container == LIST:
+                value = [wire_to_object(child, nested, v) if isinstance(v, dict) else build(nested, v) for v in value]
+            else:
+                value = {k: wire_to_object(child, nested, v) if isinstance(v, dict) else build(nested, v)
+                         for k, v in value.items()}
+        else:
+            value = _convert(value, fs, False)
+            if nested is not None:
+                value = build(nested, value) if container == ONE else [build(nested, v) for v in value] if container == LIST else {
+                    k: build(nested, v) for k, v in value.items()}
+        kwargs[fs.attr] = value
+    return cls(**kwargs)
+
+
+_TO_WIRE, _FROM_WIRE = "to wire", "from wire"  # the keys of the plans in ``Shape.derived``
 
 
 def zero_object(shape: Shape) -> dict[str, Any]:
