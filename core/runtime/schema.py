@@ -210,7 +210,7 @@ def object_to_wire(shape: Shape, obj: Any) -> dict[str, Any]:
             if fs.written:
                 out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
             continue
-        if nested is not None and nested is not _ABSENT:
+        if nested is not None:  # a dataclass (a value is never set where the class lacks the field)
             if fs.child is not None and container == fs.container:
                 if container == ONE:
                     value = object_to_wire(fs.child, value)
@@ -225,8 +225,6 @@ def object_to_wire(shape: Shape, obj: Any) -> dict[str, Any]:
                 k: unbuild(v) for k, v in value.items()}
         if value != [] or fs.written:
             out[fs.key] = _convert(value, fs, True)
-        elif fs.written:
-            out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
     return out
 
 
