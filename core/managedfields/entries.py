@@ -17,7 +17,7 @@ import orjson
 from kplane.core.managedfields.fieldpaths import key_pe
 from kplane.core.managedfields.fieldsets import Node, diff, set_of, sort_set, union, union_node
 from kplane.core.managedfields.fieldtypes import FieldType
-from kplane.core.managedfields.merge import Skip, compare_objects
+from kplane.core.managedfields.merge import Skip, changed_set, compare_objects
 from kplane.core.runtime.gojson import go_json
 
 MAX_UPDATE_MANAGERS = 10  # capManagersManager: older Update entries are merged beyond this
@@ -216,10 +216,13 @@ def record_update(
 ) -> None:
     """One Update operation (SMD ``Updater.Update`` behind kube-apiserver's managedFieldsUpdater)."""
     api_version = ident[2]
-    c = compare_objects(old, new, root, skip)
-    changes = union(c.modified, c.added)
-    for entry in managed.values():  # the manager's own entry too: it is merged back below
-        entry.set = diff(diff(entry.set, changes), c.removed)
+    if managed:
+        c = compare_objects(old, new, root, skip)
+        changes = union(c.modified, c.added)
+        for entry in managed.values():  # the manager's own entry too: it is merged back below
+            entry.set = diff(diff(entry.set, changes), c.removed)
+    else:  # a create: no entry to take fields from, so what it removed does not matter
+        changes = changed_set(old, new, root, skip)
     current = diff(changes, STRIP)
     if current:
         previous = managed.get(ident)

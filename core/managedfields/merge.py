@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kplane.core.managedfields.fieldpaths import Path, TypedError, index_items, item_pe, pe_text, path_text
+from kplane.core.managedfields.fieldpaths import Path, TypedError, index_items, item_pe, pe_key, pe_text, path_text
 from kplane.core.managedfields.fieldsets import Node, has_kids, insert, is_member, sort_set
 from kplane.core.managedfields.fieldtypes import (
     ASSOC, ATOMIC, LEAVES, MAP, MISSING, SET, STRUCT, FieldType, effective, is_value_struct,
@@ -136,6 +136,87 @@ def compare_objects(old: dict[str, Any], new: dict[str, Any], root: FieldType, s
     c = Comparison({}, {}, {})
     _compare(old, new, root, [], c, False, skip)
     return Comparison(sort_set(c.added), sort_set(c.modified), sort_set(c.removed))
+
+
+def changed_set(old: dict[str, Any], new: dict[str, Any], root: FieldType, skip: Skip) -> Node:
+    """The fields ``new`` added or modified relative to ``old``: ``union(c.modified, c.added)``
+    of :func:`compare_objects`, built in one walk, each level sorted as it is made. What a
+    write owns when no other entry can lose fields to it (a create): its removals do not matter."""
+    return _changed(old, new, root, [], False, skip) or {}
+
+
+def _changed(l: Any, r: Any, t: FieldType, path: Path, mark: bool, skip: Skip | None) -> Node | None:
+    """The node at ``path`` of the changed set (None: nothing there), as :func:`_compare` would
+    insert it into ``added`` or ``modified``."""
+    if l is r:
+        return None
+    kind, t = effective(t, r if r is not MISSING else l)
+    if l is not MISSING and r is not MISSING and effective(t, l)[0] != kind:
+        kind = ATOMIC
+    if kind in LEAVES:
+        return _changed_leaf(l, r)
+    kids: Node = {}
+    if kind in (STRUCT, MAP):
+        ld = l if isinstance(l, dict) else None
+        rd = r if isinstance(r, dict) else None
+        if not ld and not rd:
+            return _changed_leaf(l, r)
+        ld, rd = ld or {}, rd or {}
+        for key in ld.keys() | rd.keys() if ld and rd else ld or rd:
+            sub = None
+            if skip is not None and key in skip:
+                sub = skip[key]
+                if sub is None:
+                    continue
+            lv, rv = ld.get(key, MISSING), rd.get(key, MISSING)
+            if lv is rv:
+                continue
+            ct = t.member(key)
+            path.append("f:" + key)
+            node = _changed(lv, rv, ct, path, not is_value_struct(kind, ct), sub)
+            path.pop()
+            if node is not None:
+                kids["f:" + key] = node
+    else:
+        ll = l if isinstance(l, list) else None
+        rl = r if isinstance(r, list) else None
+        if not ll and not rl:
+            return _changed_leaf(l, r)
+        _changed_items(index_items(ll or [], t, path), index_items(rl or [], t, path), t.item, path, kids)
+    member = mark and bool(path) and l is MISSING
+    if not kids:
+        return {} if member else None
+    ordered = dict(sorted(kids.items(), key=lambda kv: pe_key(kv[0]))) if len(kids) > 1 else kids
+    return {".": {}, **ordered} if member else ordered
+
+
+def _changed_leaf(l: Any, r: Any) -> Node | None:
+    if l is MISSING:
+        return {}
+    if r is MISSING or json_equal(l, r):
+        return None
+    return {}
+
+
+def _changed_items(left: dict[str, list[Any]], right: dict[str, list[Any]], elem: FieldType, path: Path, kids: Node) -> None:
+    """:func:`_compare_items`' additions and modifications, into ``kids``."""
+    for pe in [*left, *(pe for pe in right if pe not in left)]:
+        li, ri = left.get(pe, ()), right.get(pe, ())
+        node: Node | None = None
+        path.append(pe)
+        if len(li) <= 1 and len(ri) <= 1:
+            node = _changed(li[0] if li else MISSING, ri[0] if ri else MISSING, elem, path, True, None)
+        elif len(li) >= 2 and len(ri) >= 2:
+            node = None if json_equal(list(li), list(ri)) else {}
+        elif len(li) >= 2:
+            node = _changed(MISSING, ri[0], elem, path, True, None) if ri else None
+        else:
+            if li:  # only loses fields, but its walk finds the same errors
+                _changed(li[0], MISSING, elem, path, True, None)
+            node = {}  # duplicates added: the item is owned as a whole
+        path.pop()
+        if node is not None:
+            kids[pe] = node
 
 
 def to_set(v: Any, t: FieldType, path: Path, out: Node, errors: list[str]) -> None:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
+
+_formatted: tuple[int, str] = (-1, "")  # the last second formatted, and its text
 
 
 def now() -> str:
-    return at(datetime.now(UTC))
+    """The current second as a timestamp: formatted once a second, not on every write (a create
+    stamps several: creationTimestamp, its managedFields' time)."""
+    global _formatted
+    second = int(time.time())
+    if _formatted[0] != second:
+        _formatted = (second, at(datetime.fromtimestamp(second, UTC)))
+    return _formatted[1]
 
 
 def at(moment: datetime) -> str:

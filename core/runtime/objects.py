@@ -45,6 +45,12 @@ def _plan(cls: type) -> _Plan:
     return plan
 
 
+def nesting(cls: type) -> dict[str, tuple[type | None, str]]:
+    """Each field of an internal class: the dataclass it nests (or None) and how ("one",
+    "list", "map"), as :func:`unbuild` reads it."""
+    return {name: (nested, container) for name, nested, container in _plan(cls)}
+
+
 def field_names(cls: type) -> dict[str, type | None]:
     """Each field of an internal class, with the dataclass it nests (or None)."""
     return {name: nested for name, nested, _ in _plan(cls)}

@@ -30,7 +30,8 @@ import marshmallow
 from marshmallow import EXCLUDE, ValidationError, fields
 
 from kplane.core.meta.errors import FieldError, FieldErrorType
-from kplane.core.runtime.fields import ReportsUnknown, go_zero
+from kplane.core.runtime.objects import build, nesting, unbuild
+from kplane.core.runtime.fields import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Bool, Int, Int32, ReportsUnknown, Str, go_zero
 
 
 def camel_case(name: str) -> str:
@@ -69,6 +70,10 @@ class FieldShape:
     container: str  # ONE, LIST or MAP: how ``child`` values are held
     written: bool = False  # Go writes it when unset (:func:`always_written`)
     zero: Any = None  # what Go writes then, for a field that is not a value struct
+    # A leaf whose valid values load as they are (:func:`plain_leaf`): a value of this type
+    # (within ``bounds``, for integers) is taken without marshmallow; any other goes through it.
+    plain: type | None = None
+    bounds: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -114,6 +119,8 @@ def shape_of(schema: Schema | type[Schema]) -> Shape:
         fs = FieldShape(attr, f.data_key or attr, f, shape_of(nested) if nested else None, container)
         fs.written = always_written(f)
         fs.zero = go_zero(f)
+        if nested is None:
+            fs.plain, fs.bounds = plain_leaf(f)
         shape.by_key[fs.key] = fs
         shape.by_attr[attr] = fs
         if f.required:
@@ -142,6 +149,27 @@ def wire_to_python(shape: Shape, wire: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The leaf fields whose ``deserialize`` returns a valid value unchanged: the type such a
+#: value has, and the range of an integer. Exact classes only: a subclass may load otherwise.
+_PLAIN_LEAVES: dict[type, tuple[type, tuple[int, int] | None]] = {
+    fields.String: (str, None),
+    Str: (str, None),
+    Bool: (bool, None),
+    Int: (int, (INT64_MIN, INT64_MAX)),
+    Int32: (int, (INT32_MIN, INT32_MAX)),
+}
+
+
+def plain_leaf(f: fields.Field) -> tuple[type | None, tuple[int, int] | None]:
+    """What lets :func:`load` take a leaf's value without marshmallow (its type and bounds),
+    or ``(None, None)``: a field with validators, or one whose loading changes or checks more.
+    Each request's leaves are most of a body; marshmallow's calls for each were most of a
+    decode's time."""
+    if f.validators or type(f) not in _PLAIN_LEAVES:
+        return None, None
+    return _PLAIN_LEAVES[type(f)]
+
+
 def always_written(f: fields.Field) -> bool:
     """Whether Go writes the field even when it is unset: a struct held by value (Go ignores
     ``omitempty`` on structs), or a field whose metadata says ``omitempty: False``."""
@@ -166,6 +194,82 @@ def python_to_wire(shape: Shape, data: dict[str, Any]) -> dict[str, Any]:
         elif fs.written:
             out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
     return out
+
+
+def object_to_wire(shape: Shape, obj: Any) -> dict[str, Any]:
+    """``python_to_wire(shape, unbuild(obj))`` of an internal object in one walk, without the
+    Python-named dict in between: encoding is on every write (twice: the request's version for
+    managedFields, the storage version) and on every read of an internal object."""
+    plan = shape.derived.get((_TO_WIRE, type(obj)))
+    if plan is None:
+        plan = shape.derived[(_TO_WIRE, type(obj))] = _wire_plan(shape, type(obj))
+    out = {}
+    for attr, fs, nested, container in plan:
+        value = getattr(obj, attr) if nested is not _ABSENT else None
+        if value is None:
+            if fs.written:
+                out[fs.key] = python_to_wire(fs.child, {}) if _value_struct(fs) else fs.zero  # type: ignore[arg-type]
+            continue
+        if nested is not None:  # a dataclass (a value is never set where the class lacks the field)
+            if fs.child is not None and container == fs.container:
+                if container == ONE:
+                    value = object_to_wire(fs.child, value)
+                elif container == LIST:
+                    value = [object_to_wire(fs.child, v) for v in value]
+                else:
+                    value = {k: object_to_wire(fs.child, v) for k, v in value.items()}
+                if value != [] or fs.written:
+                    out[fs.key] = value
+                continue
+            value = unbuild(value) if container == ONE else [unbuild(v) for v in value] if container == LIST else {
+                k: unbuild(v) for k, v in value.items()}
+        if value != [] or fs.written:
+            out[fs.key] = _convert(value, fs, True)
+    return out
+
+
+_ABSENT: Any = object()  # a schema field the internal class does not have: always unset
+
+
+def _wire_plan(shape: Shape, cls: type) -> list[tuple[str, FieldShape, Any, str]]:
+    """Each field of ``shape`` in schema order, with what ``cls`` nests in it (or _ABSENT)."""
+    held = nesting(cls)
+    return [(attr, fs, *held.get(attr, (_ABSENT, ""))) for attr, fs in shape.by_attr.items()]
+
+
+def wire_to_object(shape: Shape, cls: type, wire: dict[str, Any]) -> Any:
+    """``build(cls, wire_to_python(shape, wire))`` in one walk, without the Python-named dict
+    in between: what every stored object read into an internal one costs."""
+    plan = shape.derived.get((_FROM_WIRE, cls))
+    if plan is None:
+        held = nesting(cls)
+        plan = shape.derived[(_FROM_WIRE, cls)] = {
+            key: (fs, *held[fs.attr]) for key, fs in shape.by_key.items() if fs.attr in held}
+    kwargs = {}
+    for key, value in wire.items():
+        entry = plan.get(key)
+        if entry is None or value is None:
+            continue
+        fs, nested, container = entry
+        if nested is not None and fs.child is not None and container == fs.container:
+            child = fs.child
+            if container == ONE:
+                value = wire_to_object(child, nested, value) if isinstance(value, dict) else build(nested, value)
+            elif container == LIST:
+                value = [wire_to_object(child, nested, v) if isinstance(v, dict) else build(nested, v) for v in value]
+            else:
+                value = {k: wire_to_object(child, nested, v) if isinstance(v, dict) else build(nested, v)
+                         for k, v in value.items()}
+        else:
+            value = _convert(value, fs, False)
+            if nested is not None:
+                value = build(nested, value) if container == ONE else [build(nested, v) for v in value] if container == LIST else {
+                    k: build(nested, v) for k, v in value.items()}
+        kwargs[fs.attr] = value
+    return cls(**kwargs)
+
+
+_TO_WIRE, _FROM_WIRE = "to wire", "from wire"  # the keys of the plans in ``Shape.derived``
 
 
 def zero_object(shape: Shape) -> dict[str, Any]:
@@ -222,6 +326,8 @@ def _load(shape: Shape, wire: dict[str, Any], path: str, result: Loaded) -> dict
             result.unknown.append(where)
         elif value is None:
             out[fs.attr] = None
+        elif type(value) is fs.plain and (fs.bounds is None or fs.bounds[0] <= value <= fs.bounds[1]):
+            out[fs.attr] = value
         elif fs.child is None:
             try:
                 if isinstance(fs.field, ReportsUnknown):

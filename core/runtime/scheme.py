@@ -21,7 +21,7 @@ from kplane.core.meta import errors
 from kplane.core.runtime.gvk import GroupVersion, GroupVersionKind, version_priority_key
 from kplane.core.runtime.objects import build, field_names, unbuild
 from kplane.core.runtime.protobuf import Message
-from kplane.core.runtime.schema import Schema, Shape, load, python_to_wire, shape_of, wire_to_python
+from kplane.core.runtime.schema import Schema, Shape, load, object_to_wire, python_to_wire, shape_of, wire_to_object, wire_to_python
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 Defaulter = Callable[[dict[str, Any]], None]
@@ -160,10 +160,9 @@ class ResourceType:
     def encode(self, obj: Any, version: str) -> dict[str, Any]:
         """Wire form of an internal object in ``version``."""
         v = self.versions[version]
-        data = unbuild(obj)
-        if v.from_internal is not None:
-            data = v.from_internal(data)
-        return self._typed(version, python_to_wire(v.shape, data))
+        if v.from_internal is None:
+            return self._typed(version, object_to_wire(v.shape, obj))
+        return self._typed(version, python_to_wire(v.shape, v.from_internal(unbuild(obj))))
 
     def convert(self, wire: dict[str, Any], from_version: str, to_version: str) -> dict[str, Any]:
         """Wire form in ``to_version`` of a wire object in ``from_version`` (the read path)."""
@@ -196,10 +195,9 @@ class ResourceType:
     def internalize(self, wire: dict[str, Any], version: str) -> Any:
         """Internal object from stored, already valid wire data (no validation, no defaulting)."""
         v = self.versions[version]
-        data = wire_to_python(v.shape, wire)
-        if v.to_internal is not None:
-            data = v.to_internal(data)
-        return build(self.internal, data)
+        if v.to_internal is None:
+            return wire_to_object(v.shape, self.internal, wire)
+        return build(self.internal, v.to_internal(wire_to_python(v.shape, wire)))
 
     def _typed(self, version: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"apiVersion": GroupVersion(self.group, version).api_version, "kind": self.kind, **body}
