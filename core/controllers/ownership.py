@@ -38,6 +38,7 @@ def controller_reference(owner: Obj, api_version: str, kind: str) -> Obj:
     return {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": uid(owner), "controller": True, "blockOwnerDeletion": True}
 
 
+ORPHANS_INDEX = "orphans by namespace"
 CONTROLLER_UID_INDEX = "controllerUID"
 
 
@@ -51,6 +52,19 @@ def index_by_controller(informer: Informer) -> str:
     if not informer.indexer.has_indexer(CONTROLLER_UID_INDEX):
         informer.indexer.add_indexer(CONTROLLER_UID_INDEX, _controller_uids)
     return CONTROLLER_UID_INDEX
+
+
+def _orphan_namespace(obj: Obj) -> list[str]:
+    return [] if controller_ref(obj) is not None else [str(obj["metadata"].get("namespace", ""))]
+
+
+def index_orphans(informer: Informer) -> str:
+    """The name of ``informer``'s index of the objects without a controller, by namespace: with
+    :func:`index_by_controller`, what a controller may claim, without looking at every object of
+    the namespace (those of other controllers it leaves alone)."""
+    if not informer.indexer.has_indexer(ORPHANS_INDEX):
+        informer.indexer.add_indexer(ORPHANS_INDEX, _orphan_namespace)
+    return ORPHANS_INDEX
 
 
 def selector(obj: Obj) -> LabelSelectorExpr | None:

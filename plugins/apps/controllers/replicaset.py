@@ -122,6 +122,7 @@ class ReplicaSetController:
         self.rs_informer = informers.informer(managed.group, managed.version, managed.plural)
         self.pod_informer = informers.informer("", "v1", "pods")
         own.index_by_controller(self.pod_informer)
+        own.index_orphans(self.pod_informer)
         self.queue: WorkQueue[str] = WorkQueue()
         self.expectations = Expectations(expectations_timeout)
         self.recorder = EventRecorder(client, managed.component)
@@ -208,9 +209,11 @@ class ReplicaSetController:
             raise failure
 
     def _candidates(self, rs: Obj, selector: LabelSelectorExpr) -> list[Obj]:
-        """Active pods it controls (even those that stopped matching) and active pods it selects."""
+        """Active pods it controls (even those that stopped matching) and active orphans it selects:
+        what ``ClaimPods`` looks at (it leaves the pods of other controllers alone)."""
         owned = self.pod_informer.indexer.by_index(CONTROLLER_UID_INDEX, own.uid(rs))
-        selected = self.pod_informer.lister().namespaced(rs["metadata"]["namespace"]).list(selector)
+        orphans = self.pod_informer.indexer.by_index(own.ORPHANS_INDEX, rs["metadata"]["namespace"])
+        selected = [p for p in orphans if selector.matches(p["metadata"].get("labels"))]
         unique = {object_key(p): p for p in [*owned, *selected]}
         return [p for p in unique.values() if _is_active(p)]
 
