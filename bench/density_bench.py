@@ -270,12 +270,13 @@ async def density(seconds: float, nodes: int, pods_per_second: float, replicas: 
             while len(client.ready) < client.created_pods and time.monotonic() < drained:
                 await asyncio.sleep(0.5)
             caught_up = time.monotonic() - began - took
+            cpu_to_ready = cpu_seconds(pid) - cpu_before
             rss, peak = memory_mib(pid)
             watcher.cancel()
-    report(client, window(before, after), took, cpu, manager_cpu, ready_at_end, seen_at_end, caught_up, rss, peak, nodes)
+    report(client, window(before, after), took, (cpu, cpu_to_ready), manager_cpu, ready_at_end, seen_at_end, caught_up, rss, peak, nodes)
 
 
-def report(client: Client, diffed: Histogram, took: float, cpu: float, manager_cpu: float, ready_at_end: int,
+def report(client: Client, diffed: Histogram, took: float, cpus: tuple[float, float], manager_cpu: float, ready_at_end: int,
            seen_at_end: int, caught_up: float, rss: float, peak: float, nodes: int) -> None:
     print(f"\n== density: {client.created_pods} pods in {took:.0f} s ({client.created_pods / took:.1f} pods/s asked) "
           f"on {nodes} simulated nodes")
@@ -302,9 +303,11 @@ def report(client: Client, diffed: Histogram, took: float, cpu: float, manager_c
           f"(backlog {client.created_pods - ready_at_end}); all Ready {caught_up:.1f} s later" if len(client.ready) >= client.created_pods
           else f"at the window's end: {client.created_pods} pods asked for, {seen_at_end} created, {ready_at_end} Ready "
                f"(backlog {client.created_pods - ready_at_end}); {len(client.ready)} Ready {caught_up:.1f} s later")
-    rate = ready_at_end / took
+    rate, (cpu, cpu_to_ready) = ready_at_end / took, cpus
     print(f"pods Ready per second over the window: {rate:.1f} (asked {client.created_pods / took:.1f}; ratio {rate * took / client.created_pods:.2f})")
-    print(f"server CPU: {cpu:.1f} s in {took:.0f} s ({cpu / max(1, client.created_pods) * 1000:.1f} ms per pod)"
+    print(f"server CPU: {cpu:.1f} s in the {took:.0f} s window ({cpu / took:.2f} of a core); {cpu_to_ready:.1f} s until the last "
+          f"Ready: {cpu_to_ready / max(1, len(client.ready)) * 1000:.1f} ms per Ready pod, "
+          f"{cpu_to_ready / max(1, len(client.ready)) * client.created_pods / took:.2f} of a core at the asked rate"
           + (f"; controller-manager CPU: {manager_cpu:.1f} s" if manager_cpu else "")
           + f"; server RSS at the end {rss:.0f} MiB (peak {peak:.0f})")
 
