@@ -61,6 +61,10 @@ class Indexer:
     def by_index(self, name: str, value: str) -> list[Obj]:
         return [self._items[key] for key in self._indices[name].get(value, ())]
 
+    def count(self, name: str, value: str) -> int:
+        """How many objects the index holds under ``value`` (``len(IndexKeys)``), without listing them."""
+        return len(self._indices[name].get(value, ()))
+
     def __len__(self) -> int:
         return len(self._items)
 

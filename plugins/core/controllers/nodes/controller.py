@@ -42,7 +42,7 @@ class SimulatedNodes:
     async def run(self) -> None:
         await self.registrar.register_all()
         self.pod_informer.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
-        self.node_informer.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda _, node: self._node_changed(node)))
+        self.node_informer.add_handlers(Handlers(on_add=self._node_changed, on_update=self._node_updated))
         self.informers.start()
         async with Workers(self.queue, self.recorder) as workers:
             await wait_synced(self.pod_informer, self.node_informer)
@@ -54,7 +54,7 @@ class SimulatedNodes:
     def kubelet_stopped(self, name: str) -> bool:
         """Whether the kubelet of node ``name`` is stopped (the annotation of :mod:`.registrar`)."""
         node = self.node_informer.indexer.get(name)
-        return node is not None and (node["metadata"].get("annotations") or {}).get(KUBELET_ANNOTATION) == STOPPED
+        return node is not None and _stopped(node)
 
     # -- events to work ---------------------------------------------------------------------
     def _pod_added(self, pod: Obj) -> None:
@@ -78,6 +78,13 @@ class SimulatedNodes:
         if node["metadata"]["name"] in self.managed and not self.kubelet_stopped(node["metadata"]["name"]):
             for pod in self.scheduler.pods_on(node["metadata"]["name"]):
                 self._enqueue(pod)  # a kubelet started again catches up
+
+    def _node_updated(self, old: Obj, node: Obj) -> None:
+        """A heartbeat changes no pod's lot: only a kubelet started again has pods to catch up on."""
+        if _stopped(old) and not _stopped(node):
+            self._node_changed(node)
+        else:
+            self._enqueue_unscheduled()
 
     def _enqueue_unscheduled(self) -> None:
         for pod in self.scheduler.unscheduled():
@@ -107,3 +114,7 @@ class SimulatedNodes:
                 await self.scheduler.schedule(pod)
         elif node in self.managed:
             await self.kubelets.run(key, pod, node)
+
+
+def _stopped(node: Obj) -> bool:
+    return (node["metadata"].get("annotations") or {}).get(KUBELET_ANNOTATION) == STOPPED

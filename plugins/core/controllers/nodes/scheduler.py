@@ -17,6 +17,7 @@ Obj = dict[str, Any]
 
 SCHEDULER = "default-scheduler"
 NODE_NAME_INDEX = "spec.nodeName"
+ACTIVE_ON_NODE_INDEX = "active.spec.nodeName"  # the pods a node counts against its room: bound, not finished
 
 
 def wants_scheduling(pod: Obj) -> bool:
@@ -36,6 +37,7 @@ class Scheduler:
         self.nodes = nodes
         self.recorder = recorder
         self.pods.indexer.add_indexer(NODE_NAME_INDEX, lambda pod: [own.spec(pod).get("nodeName") or ""])
+        self.pods.indexer.add_indexer(ACTIVE_ON_NODE_INDEX, _active_on_node)
         self._binding: dict[str, str] = {}  # pod uid -> node: bound, not yet seen bound by the informer
 
     def unscheduled(self) -> list[Obj]:
@@ -78,21 +80,25 @@ class Scheduler:
         nodes = self.nodes.indexer.list()
         misfits: Counter[str] = Counter()
         fitting: list[tuple[int, str]] = []
+        binding = Counter(self._binding.values())
         for node in nodes:
-            pods = self._pod_count(node["metadata"]["name"])
+            name = node["metadata"]["name"]
+            pods = self.pods.indexer.count(ACTIVE_ON_NODE_INDEX, name) + binding[name]
             why = misfit(node, pod, pods)
             if why:
                 misfits[why] += 1
             else:
-                fitting.append((pods, node["metadata"]["name"]))
+                fitting.append((pods, name))
         if fitting:
             return min(fitting)[1], ""
         reasons = ", ".join(f"{n} {why}" for why, n in sorted(misfits.items()))
         return None, f"0/{len(nodes)} nodes are available: {reasons}." if reasons else "no nodes available to schedule pods"
 
-    def _pod_count(self, node: str) -> int:
-        bound = sum(1 for p in self.pods.indexer.by_index(NODE_NAME_INDEX, node) if (p.get("status") or {}).get("phase") not in TERMINAL)
-        return bound + sum(1 for n in self._binding.values() if n == node)
+
+
+def _active_on_node(pod: Obj) -> list[str]:
+    node = own.spec(pod).get("nodeName")
+    return [node] if node and (pod.get("status") or {}).get("phase") not in TERMINAL else []
 
 
 def _pod_ref(pod: Obj) -> Obj:
