@@ -90,12 +90,14 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
     without ``aclose()`` stays registered until it overflows.
     """
 
+    __slots__ = ("_cache", "_after", "_started", "_replay")
+
     def __init__(self, cache: CachedStorage, prefix: str, from_revision: int, capacity: int) -> None:
         super().__init__(prefix, capacity)
         self._cache = cache
         self._after = from_revision  # live events at or before it are skipped
         self._started = False
-        self._replay: deque[WatchEvent] = deque()
+        self._replay: list[WatchEvent] = []  # newest first, so each is popped off the end
 
     def __aiter__(self) -> _CacheWatch:
         return self
@@ -115,7 +117,8 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         """Begin after revision ``after`` with ``replay``; the cache registers it at once."""
         self._started = True
         self._after = after
-        self._replay.extend(replay)
+        self._replay = list(replay)
+        self._replay.reverse()
 
     def offer(self, event: WatchEvent) -> None:
         """Queue a live event without ever waiting for the consumer; overflow ends the watch."""
@@ -128,7 +131,7 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
             return
         super().end(error, keep_buffered=keep_buffered)
         if not keep_buffered:
-            self._replay.clear()
+            self._replay = []
         self._cache._unregister(self)
 
     async def batch(self, timeout: float | None) -> list[WatchEvent]:
@@ -136,8 +139,8 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         if not self._started and not self.done:
             await self._cache._start_when_ready(self)
         if self._replay:
-            events = list(self._replay)
-            self._replay.clear()
+            events, self._replay = self._replay, []
+            events.reverse()
             return events
         return await super().batch(timeout)
 
@@ -146,7 +149,7 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         if not self._started and not self.done:
             await self._cache._start_when_ready(self)
         if self._replay:
-            return self._replay.popleft()
+            return self._replay.pop()
         return await self.get()
 
 
