@@ -4,10 +4,10 @@
 scan) and a window of the most recent events. Client watches are served from that window and fan
 out from one stream, so every live watcher gets the same WatchEvent objects and what one of them
 derives into ``memo`` (the object decoded, its encodings) the others reuse. The window keeps an
-event's parts, not what was derived from it: that goes once its watchers are done with it. Lists are answered
-from memory: at the latest revision once the cache has caught up with the backend (a consistent
-read), or at an older revision by rolling the window's changes back. Writes and single-key reads
-go to the inner storage.
+event's parts, not what was derived from it: that goes once its watchers are done with it. Lists
+are answered from memory: at the latest revision once the cache has caught up with the backend (a
+consistent read), or at an older revision by rolling the window's changes back. Writes and
+single-key reads go to the inner storage.
 
 Why one inner watch for everything under the prefix rather than one per resource: every write
 under the prefix reaches that one stream in revision order, so the revision of the last event
