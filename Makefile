@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	cd bench && for b in api_bench storage_bench backends_bench create_phases_bench create_walks_bench list_bench watch_bench rollout_bench fixture_bench new_plugin_bench overload_bench tls_bench auth_bench crd_bench statefulset_bench daemonset_bench job_bench admission_bench ha_bench workers_bench metrics_bench density_bench; do \
+	cd bench && for b in api_bench storage_bench backends_bench create_phases_bench create_walks_bench list_bench cache_memory_bench watch_bench rollout_bench fixture_bench new_plugin_bench overload_bench tls_bench auth_bench crd_bench statefulset_bench daemonset_bench job_bench admission_bench ha_bench workers_bench metrics_bench density_bench; do \
 		echo "== $$b"; ../$(BIN)/python $$b.py || exit 1; done
 
 clean:

@@ -72,6 +72,8 @@ class EventStream(AsyncIterator[WatchEvent]):
     slow to keep up simply ends: the client watches again from its last resourceVersion.
     """
 
+    __slots__ = ("_plural", "_since", "_initial", "_stream", "_key", "_filter", "_pending")
+
     def __init__(self, plural: str, since: int, initial: list[StoredObject], stream: EventQueue, prefix: str,
                  filter_: Callable[[st.WatchEvent], WatchEvent | None]) -> None:
         self._plural = plural
@@ -89,8 +91,9 @@ class EventStream(AsyncIterator[WatchEvent]):
             events, self._initial = self._initial, []
             return events
         try:
-            with storeerr.interpreted(f"watch {self._plural}"):  # an outage mid-stream or closing too
-                stored = await self._stream.batch(timeout)
+            stored = await self._stream.batch(timeout)
+        except st.UnavailableError as err:  # an outage mid-stream, or closing
+            raise storeerr.outage(f"watch {self._plural}", err) from None
         except st.CompactedError as err:
             raise storeerr.too_old(self._since, err.compacted) from None
         except st.WatcherOverflowError:

@@ -40,12 +40,17 @@ def interpreted(operation: str) -> Iterator[None]:
     ``operation`` (e.g. "get configmaps") says in the log what was being done."""
     try:
         yield
-    except StorageTimeoutError as err:
-        log.warning("%s: %s", operation, err)
-        raise errors.timeout(STORAGE_TIMEOUT) from None
     except UnavailableError as err:
-        log.warning("%s: %s", operation, err)
-        raise errors.unavailable(STORAGE_UNAVAILABLE, retry_after=1) from None
+        raise outage(operation, err) from None
+
+
+def outage(operation: str, err: UnavailableError) -> errors.APIError:
+    """The API error of a storage outage (see :func:`interpreted`), logged; for a loop that
+    cannot afford a context manager per pass (a watch's)."""
+    log.warning("%s: %s", operation, err)
+    if isinstance(err, StorageTimeoutError):
+        return errors.timeout(STORAGE_TIMEOUT)
+    return errors.unavailable(STORAGE_UNAVAILABLE, retry_after=1)
 
 
 class _OfResource(Protocol):

@@ -67,7 +67,10 @@ class BodyReadTimeout(TimeoutError):
 class GuardedRequestHandler(RequestHandler):
     """aiohttp's per-connection protocol with header and body read deadlines and the cap's
     bookkeeping. It reads a few of RequestHandler's private fields (the queue of parsed
-    messages, the request being handled); tests/test_protections.py pins the behaviour."""
+    messages, the request being handled); tests/test_protections.py pins the behaviour.
+    Slotted as RequestHandler is: a server holds one per open connection (each watch)."""
+
+    __slots__ = ("_limits", "_server", "_counted", "_refused", "_header_timer", "reserved")
 
     def __init__(self, manager: GuardedServer, *, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)

@@ -2,11 +2,12 @@
 
 ``CachedStorage`` keeps, in memory, every key under its prefix (sorted, so a list is a range
 scan) and a window of the most recent events. Client watches are served from that window and fan
-out from one stream, so every watcher gets the same WatchEvent objects and what one of them
-derives into ``memo`` (the object decoded, its encodings) the others reuse. Lists are answered
-from memory: at the latest revision once the cache has caught up with the backend (a consistent
-read), or at an older revision by rolling the window's changes back. Writes and single-key reads
-go to the inner storage.
+out from one stream, so every live watcher gets the same WatchEvent objects and what one of them
+derives into ``memo`` (the object decoded, its encodings) the others reuse. The window keeps an
+event's parts, not what was derived from it: that goes once its watchers are done with it. Lists
+are answered from memory: at the latest revision once the cache has caught up with the backend (a
+consistent read), or at an older revision by rolling the window's changes back. Writes and
+single-key reads go to the inner storage.
 
 Why one inner watch for everything under the prefix rather than one per resource: every write
 under the prefix reaches that one stream in revision order, so the revision of the last event
@@ -58,12 +59,22 @@ _RELIST_BACKOFF_FIRST = 0.1  # seconds before re-listing after the inner watch f
 _RELIST_BACKOFF_MAX = 10.0  # per consecutive failure up to this
 
 
+# The newest this many events of the window are replayed as the very objects the live watchers
+# got, so what those derived (decoded, encoded) serves a watcher resuming from a recent revision
+# too; older ones are replayed as fresh events of their own, so nothing derived from them outlives
+# the watchers that use it (kube-apiserver's cacher caches encodings only for live dispatch).
+_SHARED_REPLAY = 100
+
+
 @dataclass(frozen=True, slots=True)
 class _Change:
-    """A window entry: the event and the key's KeyValue before it (None: it did not exist)."""
+    """A window entry: an event's parts, without what consumers derived from it, and the key's
+    KeyValue before it (None: it did not exist)."""
 
     revision: int
-    event: WatchEvent
+    type: EventType
+    kv: KeyValue
+    prev_value: bytes | None
     prev: KeyValue | None
     time: float  # loop time when applied, for eviction by age
 
@@ -79,12 +90,14 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
     without ``aclose()`` stays registered until it overflows.
     """
 
+    __slots__ = ("_cache", "_after", "_started", "_replay")
+
     def __init__(self, cache: CachedStorage, prefix: str, from_revision: int, capacity: int) -> None:
         super().__init__(prefix, capacity)
         self._cache = cache
         self._after = from_revision  # live events at or before it are skipped
         self._started = False
-        self._replay: deque[WatchEvent] = deque()
+        self._replay: list[WatchEvent] = []  # newest first, so each is popped off the end
 
     def __aiter__(self) -> _CacheWatch:
         return self
@@ -104,7 +117,8 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         """Begin after revision ``after`` with ``replay``; the cache registers it at once."""
         self._started = True
         self._after = after
-        self._replay.extend(replay)
+        self._replay = list(replay)
+        self._replay.reverse()
 
     def offer(self, event: WatchEvent) -> None:
         """Queue a live event without ever waiting for the consumer; overflow ends the watch."""
@@ -117,7 +131,7 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
             return
         super().end(error, keep_buffered=keep_buffered)
         if not keep_buffered:
-            self._replay.clear()
+            self._replay = []
         self._cache._unregister(self)
 
     async def batch(self, timeout: float | None) -> list[WatchEvent]:
@@ -125,8 +139,8 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         if not self._started and not self.done:
             await self._cache._start_when_ready(self)
         if self._replay:
-            events = list(self._replay)
-            self._replay.clear()
+            events, self._replay = self._replay, []
+            events.reverse()
             return events
         return await super().batch(timeout)
 
@@ -135,7 +149,7 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         if not self._started and not self.done:
             await self._cache._start_when_ready(self)
         if self._replay:
-            return self._replay.popleft()
+            return self._replay.pop()
         return await self.get()
 
 
@@ -172,6 +186,7 @@ class CachedStorage(Storage):
         # Events in (floor, revision]: the live part is self._window[self._head:].
         self._window: list[_Change] = []
         self._head = 0
+        self._shared: deque[WatchEvent] = deque(maxlen=_SHARED_REPLAY)  # the window's newest, as dispatched
         self._floor = 0
         self._ready = False  # False while re-listing after the inner watch failed
         self._progress: asyncio.Future[None] | None = None  # resolved when the cache moves on
@@ -415,6 +430,7 @@ class CachedStorage(Storage):
         self._state = SortedDict((kv.key, kv) for kv in listing.items)
         self._revision = listing.revision
         self._window.clear()
+        self._shared.clear()
         self._head = 0
         self._floor = max(self._floor, listing.revision)
         self._ready = True
@@ -434,7 +450,10 @@ class CachedStorage(Storage):
         self._revision = kv.mod_revision
         if kv.mod_revision > self._floor:  # not when compact() already moved the floor past it
             now = self._loop.time()
-            self._window.append(_Change(kv.mod_revision, event, prev, now))
+            # The backend read the previous value anew; the state's copy of it is the same bytes.
+            prev_value = prev.value if prev is not None and prev.value == event.prev_value else event.prev_value
+            self._window.append(_Change(kv.mod_revision, event.type, kv, prev_value, prev, now))
+            self._shared.append(event)
             self._evict(now)
         offered = self._dispatch(event)
         self._progressed()
@@ -531,7 +550,7 @@ class CachedStorage(Storage):
         since: the ``prev`` of its oldest change after ``revision``."""
         values: dict[str, KeyValue | None] = {}
         for change in self._changes_after(revision):
-            key = change.event.kv.key
+            key = change.kv.key
             if key not in values and key > start_after and key.startswith(prefix):
                 values[key] = change.prev
         return values
@@ -557,12 +576,23 @@ class CachedStorage(Storage):
             watcher.end(CompactedError(after, self._floor))
             return
         prefix = watcher.prefix
-        watcher.start(after, (c.event for c in self._changes_after(after) if c.event.kv.key.startswith(prefix)))
+        watcher.start(after, self._replay(self._changes_after(after), prefix))
         group = self._watchers.get(prefix)
         if group is None:
             group = self._watchers[prefix] = set()
             self._prefix_lengths = sorted({len(p) for p in self._watchers})
         group.add(watcher)
+
+    def _replay(self, changes: list[_Change], prefix: str) -> Iterator[WatchEvent]:
+        """The events of ``changes`` under ``prefix``: the newest as dispatched (see _SHARED_REPLAY)."""
+        shared = self._shared
+        skip = len(changes) - len(shared)  # changes[i] was dispatched as shared[i - skip]
+        for i, change in enumerate(changes):
+            if change.kv.key.startswith(prefix):
+                event = shared[i - skip] if i >= skip else None
+                if event is None or event.revision != change.revision:
+                    event = WatchEvent(change.type, change.kv, change.prev_value)
+                yield event
 
     async def _start_when_ready(self, watcher: _CacheWatch) -> None:
         """Wait, bounded, for the re-list that starts a watch made while the cache was not ready."""

@@ -26,12 +26,16 @@ class EventQueue:
     Watches subclass it and extend ``end`` to release what else they hold (their registration,
     a stream task); ``put`` ends an overflowing queue through ``end`` too, so that runs on
     overflow as well.
+
+    Slotted, and its deque made at the first event: thousands of idle watches each hold one.
     """
+
+    __slots__ = ("prefix", "_capacity", "_events", "_wakeup", "_error", "_done")
 
     def __init__(self, prefix: str, capacity: int) -> None:
         self.prefix = prefix  # what the watch watches; the overflow error names it
         self._capacity = capacity
-        self._events: deque[WatchEvent] = deque()
+        self._events: deque[WatchEvent] | None = None
         self._wakeup: asyncio.Future[None] | None = None  # set while ``get`` waits
         self._error: StorageError | None = None
         self._done = False
@@ -42,16 +46,19 @@ class EventQueue:
         return self._done
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._events) if self._events is not None else 0
 
     def put(self, event: WatchEvent) -> None:
         """Buffer ``event`` without ever waiting; past capacity, end with WatcherOverflowError."""
         if self._done:
             return
-        if len(self._events) >= self._capacity:
+        events = self._events
+        if events is None:
+            events = self._events = deque()
+        if len(events) >= self._capacity:
             self.end(WatcherOverflowError(self.prefix, self._capacity))
             return
-        self._events.append(event)
+        events.append(event)
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -66,7 +73,7 @@ class EventQueue:
             return
         self._done, self._error = True, error
         if not keep_buffered:
-            self._events.clear()
+            self._events = None
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -90,7 +97,7 @@ class EventQueue:
                 return []
         if self._events:
             events = list(self._events)
-            self._events.clear()
+            self._events = None  # an idle watch holds no deque
             return events
         if self._error is not None:
             error, self._error = self._error, None

@@ -75,6 +75,24 @@ async def test_every_watcher_gets_the_same_event_objects(cache: CachedStorage) -
     assert received[-1][0].memo == {"encoded": b"{}"}
 
 
+async def test_what_watchers_derived_from_older_events_is_not_kept_by_the_window(cache: CachedStorage) -> None:
+    start = (await cache.create("/w/seed", b"0")).mod_revision
+    live = cache.watch("/w/", from_revision=0)
+    for i in range(150):
+        await cache.create(f"/w/{i:03d}", b"x" * 100)
+    dispatched = [await asyncio.wait_for(anext(live), 30) for _ in range(150)]
+    for event in dispatched:
+        event.memo["encoded"] = b"{}"
+    replay = cache.watch("/w/", from_revision=start)
+    replayed = [await asyncio.wait_for(anext(replay), 30) for _ in range(150)]
+    assert [e.kv for e in replayed] == [e.kv for e in dispatched]
+    # The newest 100 as dispatched, their encodings shared; older ones fresh, nothing derived.
+    assert all(mine is theirs for mine, theirs in zip(replayed[50:], dispatched[50:], strict=True))
+    assert all(mine is not theirs and not mine.memo for mine, theirs in zip(replayed[:50], dispatched[:50], strict=True))
+    for watch in (live, replay):
+        await watch.aclose()  # type: ignore[attr-defined]
+
+
 async def test_consistent_list_waits_for_a_write_the_cache_has_not_applied(
     inner: SQLiteStorage, cache: CachedStorage
 ) -> None:
