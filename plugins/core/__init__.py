@@ -180,8 +180,7 @@ def kplane_register_admission(chain: AdmissionChain, registry: Registry, informe
 
 
 @hookimpl
-async def kplane_register_authenticators(authenticators: Authenticators, registry: Registry,
-                                         informers: SharedInformerFactory | None, config: ServerConfig | None) -> None:
+async def kplane_register_authenticators(authenticators: Authenticators, registry: Registry, config: ServerConfig | None) -> None:
     """ServiceAccount tokens authenticate; the API audiences, unless the server has its own, are
     those of ``--api-audiences`` (kube's default: the issuer)."""
     made = tokens.of(registry)
@@ -190,7 +189,7 @@ async def kplane_register_authenticators(authenticators: Authenticators, registr
     if not authenticators.api_audiences:
         authenticators.api_audiences = made.settings.audiences
     authenticators.add_token("ServiceAccountTokens", authenticator.ServiceAccountTokens(
-        made.keys, made.settings.issuers, authenticators.api_audiences, authenticator.Objects(registry, informers)))
+        made.keys, made.settings.issuers, authenticators.api_audiences, authenticator.Objects(registry)))
 
 
 @hookimpl

@@ -9,9 +9,9 @@ and the Pod or Secret it is bound to still exist with the uids it names (an obje
 than the leeway ago and only waiting for its finalizers counts as gone). Otherwise the request is
 a 401. Legacy tokens (issuer ``kubernetes/serviceaccount``, :mod:`.legacy`) are always
 accepted, as kube's: they are good while their Secret holds exactly that token and the account
-has the uid they name. The objects come from the loopback informers' caches; what a cache has not got (not
-synced yet, or behind a write just made) is read from storage, as kube's token getter falls back
-to a live read: only a token with a good signature gets that far.
+has the uid they name. The objects come from the watch cache; what it has not got (behind a
+write just made) is read from storage, as kube's token getter falls back to a live read: only a
+token with a good signature gets that far.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import jwt
 
 from kplane.api import (
-    APIError, Authenticated, AuthenticationError, Informer, Registry, RequestContext, SharedInformerFactory, UserInfo, clock, user,
+    APIError, Authenticated, AuthenticationError, Registry, RequestContext, UserInfo, clock, user,
 )
 from kplane.plugins.core.tokens import legacy
 from kplane.plugins.core.tokens.claims import LEEWAY, BoundClaims, user_of
@@ -36,26 +36,25 @@ INVALIDATED = "service account token has been invalidated"
 
 
 class Objects:
-    """The ServiceAccounts, Pods and Secrets tokens name, cached by informers, read from storage
-    when the cache has not got the object a token names."""
+    """The ServiceAccounts, Pods and Secrets tokens name, as the watch cache holds them, read from
+    storage when the cache has not got the object a token names (yet).
 
-    PLURALS = ("serviceaccounts", "pods", "secrets")
+    kube-apiserver reads them through informers' listers; here the server's own watch cache
+    already holds every one of them, as stored bytes, so an informer's decoded copy of every Pod
+    and Secret (some 10 KB a Pod) would be a second copy of the cluster to keep. A token names
+    one object; decoding it per request costs less than keeping them all decoded."""
 
-    def __init__(self, registry: Registry, informers: SharedInformerFactory | None) -> None:
+    def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.informers: dict[str, Informer] = (
-            {plural: informers.informer("", "v1", plural) for plural in self.PLURALS} if informers is not None else {})
 
     async def current(self, plural: str, namespace: str, name: str, uid: str | None) -> Obj | None:
         """The object named, as the cache has it when its uid is ``uid`` (None: any), else as
         storage has it (None: there is none)."""
-        informer = self.informers.get(plural)
-        if informer is not None and informer.synced.is_set():
-            cached = informer.lister().namespaced(namespace).get(name)
-            if cached is not None and (uid is None or (cached.get("metadata") or {}).get("uid") == uid):
-                return cached
         store = self.registry.store("", plural)
         assert store is not None  # the core plugin registered it
+        cached = await store.get_recent(namespace, name)
+        if cached is not None and (uid is None or (cached.get("metadata") or {}).get("uid") == uid):
+            return cached
         try:
             return (await store.get(RequestContext(resource=plural, namespace=namespace, name=name), name)).obj
         except APIError as err:
