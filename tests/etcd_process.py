@@ -132,13 +132,23 @@ class EtcdProcess:
         """Wait until the member launched serves requests; PortTaken if it could not listen."""
         assert self._process is not None
         self._wait_healthy(timeout)
-        # a health answer may come from another etcd on the port ours could not take: ours exits
-        for _ in range(10):
-            time.sleep(0.03)
-            if self._process.poll() is not None:
-                self._process = None
-                raise PortTaken(self.endpoint)
+        # a health answer may come from another etcd on the port ours could not take (ours exits,
+        # in its own time): the member answering must be the one with our peer address
+        if not self._answers_as_itself():
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait(timeout=20)
+            self._process = None
+            raise PortTaken(self.endpoint)
         self._started_once = True
+
+    def _answers_as_itself(self) -> bool:
+        """Whether the etcd answering on our client port lists a member at our peer address."""
+        request = urllib.request.Request(f"{self.endpoint}/v3/cluster/member/list", data=b"{}",
+                                         method="POST")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            members = json.loads(response.read()).get("members", [])
+        return any(self.peer_url in member.get("peerURLs", []) for member in members)
 
     def stop(self) -> None:
         """Graceful shutdown (SIGTERM)."""

@@ -312,3 +312,24 @@ async def test_closed_storage_refuses_calls(
         await storage.get("/registry/k")
     with pytest.raises(StorageError):
         storage.watch("/registry/", from_revision=0)
+
+
+def test_an_etcd_started_on_a_taken_port_moves_to_ports_of_its_own(private_etcd: EtcdProcess) -> None:
+    """The suite's workers pick free ports independently: an etcd told to listen where another
+    already does must not take the other's answers for its own (pausing it would pause nothing)."""
+    late = EtcdProcess()
+    late.client_port, late.endpoint = private_etcd.client_port, private_etcd.endpoint
+    # what tells them apart however slowly the late one exits: the member answering is not it
+    assert private_etcd._answers_as_itself() and not late._answers_as_itself()
+    try:
+        late.start()
+        assert late.endpoint != private_etcd.endpoint
+        late.pause()
+        try:
+            private_etcd.status()  # the first one still answers on its port
+            with pytest.raises(OSError):
+                late.status(timeout=0.5)
+        finally:
+            late.resume()
+    finally:
+        late.cleanup()
