@@ -39,6 +39,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _stopped(task: Path) -> bool:
+    """Whether a thread (a /proc/PID/task entry) is stopped: the state after its name's ")"."""
+    try:
+        stat = (task / "stat").read_text()
+    except OSError:  # the thread is gone
+        return True
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
 class PortTaken(RuntimeError):
     """The etcd started could not listen where it was told: another process has the port."""
 
@@ -159,9 +168,17 @@ class EtcdProcess:
         self._end(signal.SIGKILL)
 
     def pause(self) -> None:
-        """Freeze it (SIGSTOP): connections are accepted but nothing answers."""
+        """Freeze it (SIGSTOP): connections are accepted but nothing answers. Returns once every
+        thread has stopped (the signal is delivered asynchronously; a request sent at once could
+        still be answered, as a loaded machine showed)."""
         assert self._process is not None, "etcd is not running"
         self._process.send_signal(signal.SIGSTOP)
+        tasks = Path(f"/proc/{self._process.pid}/task")
+        deadline = time.monotonic() + 10
+        while tasks.exists() and not all(_stopped(task) for task in tasks.iterdir()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("etcd did not stop within 10s of SIGSTOP")
+            time.sleep(0.005)
 
     def resume(self) -> None:
         """Thaw it after ``pause`` (SIGCONT)."""
