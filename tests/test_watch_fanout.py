@@ -28,8 +28,8 @@ async def create_namespace(session: aiohttp.ClientSession, name: str) -> None:
         assert reply.status == 201, await reply.text()
 
 
-async def create(session: aiohttp.ClientSession, namespace: str, name: str) -> int:
-    async with session.post(CMS.format(namespace=namespace), json=configmap(name)) as reply:
+async def create(session: aiohttp.ClientSession, namespace: str, name: str, data: dict[str, str] | None = None) -> int:
+    async with session.post(CMS.format(namespace=namespace), json=configmap(name, data)) as reply:
         body = await reply.json()
         assert reply.status == 201, body
         return int(body["metadata"]["resourceVersion"])
@@ -98,3 +98,27 @@ async def test_a_selector_filters_what_is_ready_together(served: Served) -> None
             async with session.post(CMS.format(namespace="picked"), json=picked) as reply:
                 rv = int((await reply.json())["metadata"]["resourceVersion"])
             assert versions(await asyncio.wait_for(got.get(), 10)) == [rv]
+
+
+async def test_a_client_that_stops_reading_gets_every_event_once_in_order_when_it_reads_again(served: Served) -> None:
+    """Events meant for a socket that is full wait in the watch (the fan-out never blocks on one
+    client), and go out after those already written: 20 MB land while the client reads nothing."""
+    async with aiohttp.ClientSession(base_url=served.url) as session:
+        await create_namespace(session, "stalled")
+        async with session.get(CMS.format(namespace="stalled")) as reply:
+            since = (await reply.json())["metadata"]["resourceVersion"]
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.port, limit=2**24)
+        try:
+            path = f"{CMS.format(namespace='stalled')}?watch=1&resourceVersion={since}"
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+            writer.transport.pause_reading()  # the client stops reading: the server's socket fills
+            written = [await create(session, "stalled", f"cm-{i}", {"big": "x" * 100_000}) for i in range(200)]
+            writer.transport.resume_reading()
+            seen: list[int] = []
+            while len(seen) < len(written):
+                size = int((await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)).strip(), 16)
+                seen += versions((await reader.readexactly(size + 2))[:-2])
+            assert seen == written
+        finally:
+            writer.close()

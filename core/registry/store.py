@@ -102,6 +102,23 @@ class EventStream(AsyncIterator[WatchEvent]):
         key, keep = self._key, self._filter
         return [out for event in stored if (key is None or event.kv.key == key) and (out := keep(event)) is not None]
 
+    def deliver(self, sink: Callable[[WatchEvent], bool]) -> bool:
+        """Hand the watch's live events, filtered, straight to ``sink`` while nothing waits for
+        ``batch`` (see EventQueue.deliver); False, and nothing done, while events it has read
+        (the objects it starts with) are still to be taken."""
+        if self._initial or self._pending:
+            return False
+        key, keep = self._key, self._filter
+
+        def offer(event: st.WatchEvent) -> bool:
+            if key is not None and event.kv.key != key:
+                return True
+            out = keep(event)
+            return True if out is None else sink(out)
+
+        self._stream.deliver(offer)
+        return True
+
     def __aiter__(self) -> EventStream:
         return self
 

@@ -34,7 +34,7 @@ from kplane.core.registry import rest
 from kplane.core.registry.admission import AdmissionRequest, Operation
 from kplane.core.registry.registry import Registry
 from kplane.core.registry.options import WatchOptions
-from kplane.core.registry.store import ListPage, WatchEvent, in_batches
+from kplane.core.registry.store import EventStream, ListPage, WatchEvent, in_batches
 from kplane.core.registry.stored import StoredObject, storage_bytes
 from kplane.core.registry.strategy import RequestContext
 from kplane.core.runtime import protobuf
@@ -47,6 +47,7 @@ from kplane.core.server.decoding import Decoded
 from kplane.core.server.openapi import patch_types
 from kplane.core.server.ownership import FieldTracker
 from kplane.core.server.requestinfo import RequestInfo
+from kplane.core.server.watchstream import Flusher, WatchStream
 
 DEFAULT_WATCH_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 
@@ -75,6 +76,7 @@ class ResourceEndpoints:
         self.share_watch_encoding = share_watch_encoding  # False only to measure the naive way
         self.lists = listing.ListWriter()
         self._watches: set[asyncio.Task[Any]] = set()
+        self._flusher = Flusher()  # writes what watch streams took from the fan-out, once per loop turn
         # The handler of each verb: for objects serving their resource's kind, and for those
         # serving a kind of their own.
         self._objects: dict[str, Handler] = {
@@ -220,13 +222,23 @@ class ResourceEndpoints:
         response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
         response.enable_chunked_encoding()
         await response.prepare(request)
-        last_rv = opts.resource_version if opts.resource_version not in ("", "0") else ""
+        batches = in_batches(events)
+        transport = request.transport
+        if transport is None:  # the client went away before the first byte
+            await batches.aclose()  # type: ignore[attr-defined]
+            return response
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
         api_version = GroupVersion(rt.group, info.version).api_version
-        batches = in_batches(events)
+        version = info.version
+        stream = WatchStream(response, transport, self._flusher, lambda event: self._event_line(rt, event, version, view),
+                             last_rv=opts.resource_version if opts.resource_version not in ("", "0") else "",
+                             tally=self.watch_events, counted=(rt.group, version, rt.kind))
+        converts = rt.converts_async(version) and (view is None or view.objects)
+        # once caught up, events come from the fan-out straight to the stream, unless each needs
+        # an awaited conversion (a CRD's conversion webhook)
+        sink_wanted = isinstance(batches, EventStream) and not converts
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        quiet_since = loop.time()
         try:
             while (left := deadline - loop.time()) > 0:
                 try:
@@ -235,26 +247,24 @@ class ResourceEndpoints:
                     break
                 if not batch:  # quiet (or all filtered out): tell the client how far it is up to date
                     now = loop.time()
-                    if bookmark_every and last_rv and now - quiet_since >= bookmark_every and now < deadline:
-                        bookmark = {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": last_rv}}
-                        await response.write(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
-                        quiet_since = now
+                    if bookmark_every and stream.last_rv and now - stream.quiet_since >= bookmark_every and now < deadline:
+                        bookmark = {"kind": rt.kind, "apiVersion": api_version, "metadata": {"resourceVersion": str(stream.last_rv)}}
+                        await stream.write_line(negotiation.encode_json({"type": "BOOKMARK", "object": bookmark}))
                     continue
-                last_rv = str(batch[-1].obj.revision)
-                if rt.converts_async(info.version) and (view is None or view.objects):
-                    batch = await _events_in(rt, batch, info.version)
-                await response.write(b"".join([self._event_line(rt, e, info.version, view) for e in batch]))
-                quiet_since = loop.time()
-                if self.watch_events is not None:
-                    self.watch_events.add((rt.group, info.version, rt.kind), len(batch))
+                if converts:
+                    batch = await _events_in(rt, batch, version)
+                await stream.write(batch)
+                if sink_wanted and cast(EventStream, batches).deliver(stream.offer):
+                    sink_wanted = False
         except errors.APIError as err:
             with contextlib.suppress(ConnectionResetError):
-                await response.write(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
+                await stream.write_line(negotiation.encode_json({"type": "ERROR", "object": err.status()}))
         except ConnectionResetError:
             return response  # the client went away; nothing more to say to it
         finally:
             with contextlib.suppress(errors.APIError):  # logged; the stream is over either way
                 await batches.aclose()  # type: ignore[attr-defined]
+            stream.close()
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response

@@ -121,9 +121,13 @@ class _CacheWatch(EventQueue, AsyncIterator[WatchEvent]):
         self._replay.reverse()
 
     def offer(self, event: WatchEvent) -> None:
-        """Queue a live event without ever waiting for the consumer; overflow ends the watch."""
+        """Queue a live event (behind the replay while any is unread) without ever waiting for
+        the consumer; overflow ends the watch."""
         if event.revision > self._after:
-            self.put(event)
+            if self._replay:
+                self.enqueue(event)
+            else:
+                self.put(event)
 
     def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
         """End the queue and unregister; unless ``keep_buffered``, the replay goes too."""

@@ -539,10 +539,12 @@ class _Watch(EventQueue, AsyncIterator[WatchEvent]):
         self.end()
 
     def offer(self, events: list[WatchEvent]) -> None:
-        """Queue committed events (on the loop, in revision order); overflow ends the watch."""
+        """Queue committed events (on the loop, in revision order; behind history still
+        unread); overflow ends the watch."""
+        put = self.enqueue if self._paging or self._history else self.put
         for event in events:
             if event.revision > self._last and event.kv.key.startswith(self.prefix):
-                self.put(event)
+                put(event)
 
     def end(self, error: StorageError | None = None, *, keep_buffered: bool = False) -> None:
         """End the watch and unregister it. Events are kept (``keep_buffered``) only once the

@@ -7,6 +7,11 @@ one more ends the queue with WatcherOverflowError so the client relists or resum
 A consumer takes either one event at a time (``get``) or everything ready at once (``batch``):
 a watch serving many events per wakeup costs one task switch and one socket write per batch
 rather than per event. ``batched`` gives any other async iterator of events the same ``batch``.
+
+A consumer that can take an event on the spot (a watch response with room on its socket) asks
+for it with ``deliver``: while nothing is queued the producer hands each event straight to it,
+so a caught-up watch costs its task no wakeup at all. An event it refuses queues, and every
+later one behind it, until the consumer has taken them: order is never lost.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from kplane.core.storage.interface import StorageError, WatcherOverflowError, WatchEvent
 
@@ -30,7 +35,7 @@ class EventQueue:
     Slotted, and its deque made at the first event: thousands of idle watches each hold one.
     """
 
-    __slots__ = ("prefix", "_capacity", "_events", "_wakeup", "_error", "_done")
+    __slots__ = ("prefix", "_capacity", "_events", "_wakeup", "_error", "_done", "_sink")
 
     def __init__(self, prefix: str, capacity: int) -> None:
         self.prefix = prefix  # what the watch watches; the overflow error names it
@@ -39,6 +44,7 @@ class EventQueue:
         self._wakeup: asyncio.Future[None] | None = None  # set while ``get`` waits
         self._error: StorageError | None = None
         self._done = False
+        self._sink: Callable[[WatchEvent], bool] | None = None  # see ``deliver``
 
     @property
     def done(self) -> bool:
@@ -48,8 +54,23 @@ class EventQueue:
     def __len__(self) -> int:
         return len(self._events) if self._events is not None else 0
 
+    def deliver(self, sink: Callable[[WatchEvent], bool] | None) -> None:
+        """Hand each event ``put`` from now on to ``sink`` while none is queued; one it refuses
+        (returns False) is queued instead, and so is every later one until ``batch`` or ``get``
+        has taken them. ``None`` stops it. A sink must never raise: it runs in the producer."""
+        self._sink = sink
+
     def put(self, event: WatchEvent) -> None:
-        """Buffer ``event`` without ever waiting; past capacity, end with WatcherOverflowError."""
+        """Buffer ``event`` (or hand it to the sink) without ever waiting; past capacity, end
+        with WatcherOverflowError."""
+        sink = self._sink
+        if sink is not None and not self._events and not self._done and sink(event):
+            return
+        self.enqueue(event)
+
+    def enqueue(self, event: WatchEvent) -> None:
+        """``put`` past any sink: for what must wait behind events the consumer has yet to take
+        (a replay still unread)."""
         if self._done:
             return
         events = self._events
@@ -71,7 +92,7 @@ class EventQueue:
         """
         if self._done:
             return
-        self._done, self._error = True, error
+        self._done, self._error, self._sink = True, error, None
         if not keep_buffered:
             self._events = None
         wakeup = self._wakeup

@@ -300,3 +300,21 @@ async def test_a_batch_is_the_replay_then_what_came_live_together(cache: CachedS
     assert [e.kv for e in await watch.batch(5)] == live  # type: ignore[attr-defined]
     assert await watch.batch(0.01) == []  # type: ignore[attr-defined]
     await watch.aclose()  # type: ignore[attr-defined]
+
+
+async def test_live_events_wait_behind_the_replay_for_a_sink(cache: CachedStorage) -> None:
+    """A sink asked for before the replay was taken must not get live events ahead of it."""
+    written = [await cache.create(f"/s/{i}", b"x") for i in range(3)]
+    await eventually(lambda: cache.revision == written[-1].mod_revision)
+    watch = cache.watch("/s/", from_revision=written[0].mod_revision)
+    taken: list[WatchEvent] = []
+    watch.deliver(lambda e: taken.append(e) is None)  # type: ignore[attr-defined]
+    live = await cache.create("/s/live", b"x")
+    await eventually(lambda: cache.revision == live.mod_revision)
+    assert taken == []
+    got = [e.kv for e in await watch.batch(5)]  # type: ignore[attr-defined]
+    got += [e.kv for e in await watch.batch(5)]  # type: ignore[attr-defined]
+    assert got == [*written[1:], live]
+    after = await cache.create("/s/after", b"x")
+    await eventually(lambda: [e.kv for e in taken] == [after])
+    await watch.aclose()  # type: ignore[attr-defined]

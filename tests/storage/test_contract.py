@@ -34,6 +34,7 @@ from kplane.core.storage.interface import (
     WatchEvent,
 )
 from kplane.core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.watchqueue import batched
 
 StorageFactory = Callable[..., Awaitable[Storage]]  # the storage_factory fixture (conftest.py)
 
@@ -247,7 +248,28 @@ async def test_deleted_event_carries_last_value_and_delete_revision(storage: Sto
         assert seen.prev_value == b"last"
 
 
-async def test_watch_replays_history_then_live_without_gap_or_duplicate(storage: Storage) -> None:
+async def iterate(watch: AsyncIterator[WatchEvent], received: list[WatchEvent]) -> None:
+    async for event in watch:
+        received.append(event)
+
+
+async def batches_then_sink(watch: AsyncIterator[WatchEvent], received: list[WatchEvent]) -> None:
+    """As a watch response reads: a batch at a time, then (caught up) each event from the sink."""
+    events = batched(watch)
+    try:
+        while True:
+            received += await events.batch(None)
+            events.deliver(lambda event: received.append(event) is None)
+    except StopAsyncIteration:
+        pass
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("consume", [iterate, batches_then_sink])
+async def test_watch_replays_history_then_live_without_gap_or_duplicate(
+    storage: Storage, consume: Callable[[AsyncIterator[WatchEvent], list[WatchEvent]], Awaitable[None]]
+) -> None:
     """Writers run while the watcher replays a long history (several pages for the SQLite
     backend), so events straddle the hand-over from history to the live buffer."""
     written: list[KeyValue] = []  # every write under /w/, in any order
@@ -281,12 +303,7 @@ async def test_watch_replays_history_then_live_without_gap_or_duplicate(storage:
     await asyncio.sleep(0.005)  # let the writers get going before the watch starts
     watch = storage.watch("/w/", from_revision=start)
     received: list[WatchEvent] = []
-
-    async def consume() -> None:
-        async for event in watch:
-            received.append(event)
-
-    consumer = asyncio.create_task(consume())
+    consumer = asyncio.create_task(consume(watch, received))
     await asyncio.wait_for(asyncio.gather(*writers), 10)
     expected = sorted(kv.mod_revision for kv in written if kv.mod_revision > start)
     for _ in range(500):
@@ -528,6 +545,7 @@ async def test_sqlite_failed_transaction_fails_its_writes_and_recovers(tmp_path:
 _CRASH_WRITER = """
 import asyncio, sys
 from kplane.core.storage.sqlite import SQLiteStorage
+from kplane.core.storage.watchqueue import batched
 
 async def main(path: str) -> None:
     storage = await SQLiteStorage.open(path, compact_interval=0)

@@ -141,3 +141,52 @@ async def test_a_batched_iterator_failing_as_it_closes_fails_aclose() -> None:
     assert await queue.batch(5) == [event(1)]
     with pytest.raises(StorageError, match="while closing"):
         await queue.aclose()
+
+
+# --- a sink: events handed on as they are put ------------------------------------------------
+
+
+async def test_a_sink_takes_each_event_while_none_is_queued() -> None:
+    queue, taken = EventQueue("/w/", 10), []
+    queue.deliver(lambda e: taken.append(e) is None)
+    queue.put(event(1))
+    queue.put(event(2))
+    assert taken == [event(1), event(2)] and len(queue) == 0
+
+
+async def test_an_event_the_sink_refuses_and_every_one_after_it_queue_until_taken() -> None:
+    queue, taken, room = EventQueue("/w/", 10), [], [True]
+
+    def sink(e: WatchEvent) -> bool:
+        if room[0]:
+            taken.append(e)
+        return room[0]
+
+    queue.deliver(sink)
+    queue.put(event(1))
+    room[0] = False
+    queue.put(event(2))
+    room[0] = True  # room again, but event 2 waits: 3 must not overtake it
+    queue.put(event(3))
+    assert taken == [event(1)]
+    assert await queue.batch(1) == [event(2), event(3)]
+    queue.put(event(4))  # nothing queued any more: the sink again
+    assert taken == [event(1), event(4)]
+
+
+async def test_refused_events_still_overflow_the_queue() -> None:
+    queue = EventQueue("/w/", 2)
+    queue.deliver(lambda e: False)
+    for revision in (1, 2, 3):
+        queue.put(event(revision))
+    assert queue.done
+    with pytest.raises(WatcherOverflowError):
+        await queue.batch(1)
+
+
+async def test_an_ended_queue_hands_nothing_to_its_sink() -> None:
+    queue, taken = EventQueue("/w/", 10), []
+    queue.deliver(lambda e: taken.append(e) is None)
+    queue.end()
+    queue.put(event(1))
+    assert taken == [] and len(queue) == 0
