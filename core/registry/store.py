@@ -72,7 +72,7 @@ class EventStream(AsyncIterator[WatchEvent]):
     slow to keep up simply ends: the client watches again from its last resourceVersion.
     """
 
-    __slots__ = ("_plural", "_since", "_initial", "_stream", "_key", "_filter", "_pending")
+    __slots__ = ("_plural", "_since", "_initial", "_stream", "_key", "_filter", "_pending", "_sink")
 
     def __init__(self, plural: str, since: int, initial: list[StoredObject], stream: EventQueue, prefix: str,
                  filter_: Callable[[st.WatchEvent], WatchEvent | None]) -> None:
@@ -83,6 +83,7 @@ class EventStream(AsyncIterator[WatchEvent]):
         self._key = None if prefix.endswith("/") else prefix  # one object watched by name
         self._filter = filter_
         self._pending: list[WatchEvent] = []  # what __anext__ has yet to hand out
+        self._sink: Callable[[WatchEvent], bool] | None = None  # see ``deliver``
 
     async def batch(self, timeout: float | None) -> list[WatchEvent]:
         """What is ready (at least one event unless ``timeout`` seconds pass first, or every
@@ -108,16 +109,16 @@ class EventStream(AsyncIterator[WatchEvent]):
         (the objects it starts with) are still to be taken."""
         if self._initial or self._pending:
             return False
-        key, keep = self._key, self._filter
-
-        def offer(event: st.WatchEvent) -> bool:
-            if key is not None and event.kv.key != key:
-                return True
-            out = keep(event)
-            return True if out is None else sink(out)
-
-        self._stream.deliver(offer)
+        self._sink = sink
+        self._stream.deliver(self._offer)
         return True
+
+    def _offer(self, event: st.WatchEvent) -> bool:
+        """The stream's sink: an event the watch does not show is taken (dropped) here."""
+        if self._key is not None and event.kv.key != self._key:
+            return True
+        out = self._filter(event)
+        return True if out is None else self._sink(out)  # type: ignore[misc]
 
     def __aiter__(self) -> EventStream:
         return self

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
@@ -230,7 +231,7 @@ class ResourceEndpoints:
         bookmark_every = self.bookmark_interval if opts.allow_bookmarks else None
         api_version = GroupVersion(rt.group, info.version).api_version
         version = info.version
-        stream = WatchStream(response, transport, self._flusher, lambda event: self._event_line(rt, event, version, view),
+        stream = WatchStream(response, transport, self._flusher, functools.partial(self._event_line, rt, version, view),
                              last_rv=opts.resource_version if opts.resource_version not in ("", "0") else "",
                              tally=self.watch_events, counted=(rt.group, version, rt.kind))
         converts = rt.converts_async(version) and (view is None or view.objects)
@@ -269,7 +270,7 @@ class ResourceEndpoints:
             await response.write_eof()
         return response
 
-    def _event_line(self, rt: ResourceType, event: WatchEvent, version: str, view: View | None) -> bytes:
+    def _event_line(self, rt: ResourceType, version: str, view: View | None, event: WatchEvent) -> bytes:
         """One watch line; every watcher of the same storage event shares it per version and
         format (JSON, a Table with or without the object, PartialObjectMetadata)."""
         if not self.share_watch_encoding:  # the naive way, for benchmarks: all work per watcher

@@ -59,7 +59,8 @@ class WatchStream:
                  line: Callable[[WatchEvent], bytes], *, last_rv: int | str,
                  tally: Tally | None, counted: tuple[Hashable, ...]) -> None:
         """``line`` encodes one event; ``tally`` (when metrics are on) counts the events sent
-        under ``counted``; ``last_rv`` is the resourceVersion the client is up to date with."""
+        under ``counted``; ``last_rv`` is the resourceVersion the client is up to date with.
+        Thousands of idle watches each hold one: slotted, with no list until a line waits."""
         assert isinstance(transport, asyncio.WriteTransport)
         self._response = response
         self._transport = transport
@@ -67,7 +68,7 @@ class WatchStream:
         self._line = line
         self._tally = tally
         self._counted = counted
-        self._lines: list[bytes] = []
+        self._lines: list[bytes] | None = None  # what the sink took, until the Flusher writes it
         self._unsent = 0  # bytes of ``_lines``
         self._closed = False
         self.last_rv = last_rv  # of the newest event written: what a bookmark says
@@ -83,9 +84,11 @@ class WatchStream:
             line = self._line(event)
         except Exception:  # the task encodes it again, and answers the error
             return False
-        if not self._lines:
+        if self._lines is None:
+            self._lines = [line]
             self._flusher.want(self)
-        self._lines.append(line)
+        else:
+            self._lines.append(line)
         self._unsent += len(line)
         self.last_rv = event.obj.revision
         return True
@@ -93,17 +96,15 @@ class WatchStream:
     def flush(self, now: float) -> None:
         """Write what the sink took as one chunk (dropped if the client has gone)."""
         lines = self._lines
-        if not lines:
+        if lines is None:
             return
         data = b"".join(lines)
-        count = len(lines)
-        lines.clear()
-        self._unsent = 0
+        self._lines, self._unsent = None, 0
         if not self._transport.is_closing():
             self._transport.write(b"%x\r\n%b\r\n" % (len(data), data))
         self.quiet_since = now
         if self._tally is not None:
-            self._tally.add(self._counted, count)
+            self._tally.add(self._counted, len(lines))
 
     async def write(self, events: list[WatchEvent]) -> None:
         """The task's way for events: after what the sink took, waiting for a full socket."""
