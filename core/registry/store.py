@@ -100,8 +100,8 @@ class EventStream(AsyncIterator[WatchEvent]):
         except st.WatcherOverflowError:
             await self.aclose()
             raise StopAsyncIteration from None
-        key, keep = self._key, self._filter
-        return [out for event in stored if (key is None or event.kv.key == key) and (out := keep(event)) is not None]
+        shown = self._shown
+        return [out for event in stored if (out := shown(event)) is not None]
 
     def deliver(self, sink: Callable[[WatchEvent], bool]) -> bool:
         """Hand the watch's live events, filtered, straight to ``sink`` while nothing waits for
@@ -113,11 +113,16 @@ class EventStream(AsyncIterator[WatchEvent]):
         self._stream.deliver(self._offer)
         return True
 
+    def _shown(self, event: st.WatchEvent) -> WatchEvent | None:
+        """What the watch shows of a storage event: None for another object's (when watching
+        one by name) or one the registry's filter drops."""
+        if self._key is not None and event.kv.key != self._key:
+            return None
+        return self._filter(event)
+
     def _offer(self, event: st.WatchEvent) -> bool:
         """The stream's sink: an event the watch does not show is taken (dropped) here."""
-        if self._key is not None and event.kv.key != self._key:
-            return True
-        out = self._filter(event)
+        out = self._shown(event)
         return True if out is None else self._sink(out)  # type: ignore[misc]
 
     def __aiter__(self) -> EventStream:
