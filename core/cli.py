@@ -200,8 +200,8 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--workers", type=_count, default=1, metavar="N",
-                       help="server processes sharing the port (SO_REUSEPORT), one per core; above 1 only "
-                            "with --storage etcd://... (default 1)")
+                       help="server processes sharing the port (SO_REUSEPORT), one per core; above 1 on "
+                            "SQLite (the default) or etcd (default 1)")
     serve.add_argument(workers.WORKER_FLAG, type=int, default=None, help=argparse.SUPPRESS)
     _add_tls_flags(serve)
     serve.add_argument("--disable-plugin", action="append", default=[], metavar="NAME", help="do not load this plugin")

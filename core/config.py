@@ -83,4 +83,7 @@ class ServerConfig:
 
     @property
     def storage(self) -> str:
-        return self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path
+        url = self.storage_url or f"sqlite://{(self.data_dir / 'state.db').resolve()}"  # an absolute path
+        if self.worker is not None and url.startswith("sqlite://") and "?" not in url:
+            url += "?shared=true"  # every worker opens the one database (kplane.core.serving.workers)
+        return url

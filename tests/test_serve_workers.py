@@ -1,5 +1,6 @@
-"""``kplane serve --workers 2`` on a real etcd: two processes on one port, each with its own
-watch cache, serving one cluster; the controllers run once; SQLite refuses several workers."""
+"""``kplane serve --workers 2`` on SQLite (the default) and on a real etcd: two processes on one
+port, each with its own watch cache, serving one cluster; the controllers run once; a storage
+not known to take writes from several processes is refused."""
 
 from __future__ import annotations
 
@@ -28,13 +29,15 @@ REPLICASETS = "/apis/apps/v1/namespaces/default/replicasets"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kplane-controller-manager"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    if etcd_process.ETCD is None:
-        pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
-    etcd_server = etcd_process.shared()
-    storage = f"etcd://127.0.0.1:{etcd_server.client_port}/kplane-{uuid.uuid4().hex[:8]}"
-    with serving(tmp_path_factory.mktemp("workers"), "--workers", "2", "--storage", storage) as server:
+@pytest.fixture(scope="module", params=["sqlite", "etcd"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    storage = []
+    if request.param == "etcd":
+        if etcd_process.ETCD is None:
+            pytest.skip("etcd is not on PATH (.ci/run installs the etcd-server package)")
+        etcd_server = etcd_process.shared()
+        storage = ["--storage", f"etcd://127.0.0.1:{etcd_server.client_port}/kplane-{uuid.uuid4().hex[:8]}"]
+    with serving(tmp_path_factory.mktemp("workers"), "--workers", "2", *storage) as server:
         yield server
 
 
@@ -178,9 +181,9 @@ def test_a_worker_that_dies_stops_the_server(tmp_path: Path) -> None:
         assert not Path(f"/proc/{workers[1]}").exists()
 
 
-def test_several_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
+def test_several_workers_on_a_storage_not_known_to_take_them_are_refused(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--workers", "2", "--http", "--plugins", "core",
-                           "--data-dir", str(tmp_path), "--port", "0"],
+                           "--data-dir", str(tmp_path), "--port", "0", "--storage", "journal://x"],
                           capture_output=True, text=True, timeout=60, env={**os.environ})
     assert done.returncode == 2
-    assert "--workers above 1 needs --storage etcd://" in done.stderr
+    assert "--workers above 1 needs the storage to take writes from several processes" in done.stderr

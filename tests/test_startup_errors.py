@@ -63,6 +63,10 @@ def test_a_data_dir_that_is_not_writable(tmp_path: Path) -> None:
     ("etcds://127.0.0.1:2379?ca=/no/such/ca.pem",
      "kplane: storage URL 'etcds://127.0.0.1:2379?ca=/no/such/ca.pem': the ca file '/no/such/ca.pem' does not exist"),
     ("sqlite://", "kplane: storage URL 'sqlite://' names no database file"),
+    ("sqlite:///tmp/x.db?shared=yes",
+     "kplane: storage URL 'sqlite:///tmp/x.db?shared=yes': the only query parameter is shared=true or shared=false"),
+    ("sqlite:///tmp/x.db?mode=ro",
+     "kplane: storage URL 'sqlite:///tmp/x.db?mode=ro': the only query parameter is shared=true or shared=false"),
 ])
 def test_a_malformed_storage_url(tmp_path: Path, url: str, said: str) -> None:
     assert serve(tmp_path, "--storage", url) == said

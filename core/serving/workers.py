@@ -8,8 +8,10 @@ standing for the Lease), binding the same address and port with ``SO_REUSEPORT``
 kernel spreads new connections among them. Each worker also listens on a private loopback port
 of its own for its in-process clients, whose tokens only it knows (see :class:`APIServer`).
 
-Only etcd can take writes from several processes: SQLite's database has one writer, kplane's
-group-commit writer thread, in one process. ``--workers`` above 1 on SQLite is refused.
+The workers share one storage: an etcd, or the SQLite database, which each worker opens
+``shared`` (:class:`~kplane.core.storage.sqlite.SQLiteStorage`: the writers take turns, and each
+worker reads every write back from the log for its watch cache). A third party's backend is
+refused, as nothing says it takes writes from several processes.
 
 A worker that exits stops the whole server (exit 1): the workers are identical, so what killed
 one is likely to kill the next, and a process manager above (systemd, a kubelet) restarting the
@@ -42,10 +44,10 @@ STOP_GRACE = 20.0  # seconds a worker has to stop after SIGTERM before it is kil
 
 
 def check_storage(storage_url: str) -> None:
-    """Several workers need a storage several processes write: etcd only."""
-    if not storage_url.startswith("etcd://"):
-        raise ValueError("--workers above 1 needs --storage etcd://...: the SQLite database takes writes from "
-                         "one process only (run one worker on SQLite, or serve from etcd)")
+    """Several workers need a storage several processes write: kplane's SQLite or etcd."""
+    if storage_url and not storage_url.startswith(("sqlite://", "etcd://", "etcds://")):
+        raise ValueError("--workers above 1 needs the storage to take writes from several processes: "
+                         "SQLite (the default) or etcd")
 
 
 def prepare_once(config: ServerConfig) -> None:

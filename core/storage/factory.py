@@ -97,14 +97,19 @@ def _load(entry: importlib.metadata.EntryPoint) -> Backend:
 
 
 async def _open_sqlite(url: str) -> Storage:
-    """``sqlite:///abs/path.db`` or ``sqlite://relative/path.db``."""
+    """``sqlite:///abs/path.db`` or ``sqlite://relative/path.db``; ``?shared=true`` when several
+    processes open the database at once (as ``kplane serve --workers N`` does)."""
     from kplane.core.storage.sqlite import SQLiteStorage
 
     parsed = urlparse(url)
     path = (parsed.netloc + parsed.path) if parsed.netloc else parsed.path
     if not path:
         raise StorageURLError(f"storage URL {url!r} names no database file")
-    return await SQLiteStorage.open(path)
+    query = parse_qs(parsed.query, keep_blank_values=True)
+    shared = query.pop("shared", ["false"])
+    if query or len(shared) != 1 or shared[0] not in ("true", "false"):
+        raise StorageURLError(f"storage URL {url!r}: the only query parameter is shared=true or shared=false")
+    return await SQLiteStorage.open(path, shared=shared[0] == "true")
 
 
 async def _open_etcd(url: str) -> Storage:

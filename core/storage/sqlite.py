@@ -6,6 +6,11 @@ AUTOINCREMENT, so revision numbers are never reused even after the newest rows a
 ``meta`` holds compaction state. One writer thread owns the only write connection and
 group-commits: every op queued while the previous commit was fsyncing rides the next transaction
 and shares its fsync, each op checking its own precondition so a lost compare-and-swap fails alone.
+
+Opened ``shared``, several processes write one database (``kplane serve --workers N``): their
+writers take turns under a lock file, each reading the revision to hand out under SQLite's write
+lock, and each process's follower thread publishes every write, its own and the others', read
+back from the log in revision order (:class:`_Follower`).
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ _INLINE_LIST_LIMIT = 100
 _READER_THREADS = 2
 _HISTORY_PAGE = 256  # watch replay reads the log in pages so a long history is never all in memory
 _COMPACT_CHUNK = 1000  # revisions per compaction transaction, so writes interleave with it
+# With other processes writing the database: how often, at most, their commits go unseen (the
+# cost: a look at SQLite's shared memory per interval).
+_FOLLOW_INTERVAL = 0.005
 
 _GET = "SELECT value, create_revision, mod_revision FROM current WHERE key = ?"
 _INSERT_LOG = (
@@ -254,11 +262,16 @@ class _Writer:
         loop: asyncio.AbstractEventLoop,
         publish: Callable[[list[WatchEvent]], None],
         max_batch: int,
+        write_lock: int | None,
+        follower: _Follower | None,
     ) -> None:
+        """``write_lock`` and ``follower`` when other processes write the database too."""
         self._path = path
         self._loop = loop
         self._publish = publish
         self._max_batch = max_batch
+        self._write_lock = write_lock
+        self._follower = follower
         self._queue: queue.SimpleQueue[_Write | _Compact | None] = queue.SimpleQueue()  # None: stop
         # Held while checking ``_accepting`` and enqueueing, so nothing is queued after the stop
         # marker or after a crash drained the queue, where no one would ever answer it.
@@ -268,8 +281,6 @@ class _Writer:
         self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, name=f"sqlite-writer {path}", daemon=True)
         self._conn: sqlite3.Connection | None = None
-        self._revision = 0  # the last revision committed
-        self._compact_progress = 0  # history at or before it is compacted (meta, cached)
         self._compaction: _Compaction | None = None
 
     async def start(self) -> None:
@@ -305,8 +316,6 @@ class _Writer:
             # FULL: the WAL is fsynced at every commit, so an acknowledged write survives a crash.
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.executescript(_SCHEMA)
-            self._revision = _current_revision(self._conn)
-            self._compact_progress = _meta(self._conn, "compact_progress")
         except BaseException as exc:
             if self._conn is not None:
                 self._conn.close()
@@ -364,9 +373,9 @@ class _Writer:
         assert self._conn is not None
         outcomes: list[_Outcome] = []
         events: list[WatchEvent] = []
-        revision = self._revision
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._begin()
+            revision = _current_revision(self._conn)  # read under the lock: others may have written
             for write in writes:
                 outcome = self._apply(write, revision + 1)
                 if isinstance(outcome, WatchEvent):
@@ -375,16 +384,41 @@ class _Writer:
                     outcomes.append((write.future, outcome.kv))
                 else:
                     outcomes.append((write.future, outcome))
-            self._conn.execute("COMMIT")
+            self._end("COMMIT")
         except Exception as exc:
             _log.exception("write transaction on %s failed", self._path)
             with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            self._call_loop(self._resolve, [(w.future, _failure(exc)) for w in writes], [])
-            self._revision = _current_revision(self._conn)
+                self._end("ROLLBACK")
+            self._answer([(w.future, _failure(exc)) for w in writes], [])
             return
-        self._revision = revision
-        self._call_loop(self._resolve, outcomes, events)
+        if self._follower is None:
+            self._answer(outcomes, events)
+        else:  # published in revision order among other processes' writes, then answered
+            self._follower.committed(revision, outcomes)
+
+    def _begin(self) -> None:
+        """A write transaction; with other writing processes, after their writers' turn."""
+        assert self._conn is not None
+        if self._write_lock is not None:
+            # SQLite's own lock makes a waiting writer poll, sleeping 1, 2, 5 ... 100 ms between
+            # tries; a blocking flock is handed on the moment the other writer lets it go.
+            fcntl.flock(self._write_lock, fcntl.LOCK_EX)
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._unlock()
+            raise
+
+    def _end(self, statement: Literal["COMMIT", "ROLLBACK"]) -> None:
+        assert self._conn is not None
+        try:
+            self._conn.execute(statement)
+        finally:
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self._write_lock is not None:
+            fcntl.flock(self._write_lock, fcntl.LOCK_UN)
 
     def _apply(self, write: _Write, revision: int) -> WatchEvent | StorageError:
         """One write inside the batch transaction, or the error its precondition raised."""
@@ -428,10 +462,10 @@ class _Writer:
         is deleted, so readers get CompactedError rather than a partial history.
         """
         assert self._conn is not None
-        low = self._compact_progress
-        high = min(compaction.target, low + _COMPACT_CHUNK)
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._begin()
+            low = _meta(self._conn, "compact_progress")  # another process may have compacted
+            high = min(compaction.target, low + _COMPACT_CHUNK)
             self._conn.execute(
                 "DELETE FROM log WHERE revision IN (SELECT prev_revision FROM log"
                 " WHERE revision > ? AND revision <= ? AND prev_revision > 0)",
@@ -445,18 +479,17 @@ class _Writer:
                 " ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
                 [("compact_revision", compaction.target), ("compact_progress", high)],
             )
-            self._conn.execute("COMMIT")
+            self._end("COMMIT")
         except Exception as exc:
             _log.exception("compaction of %s failed", self._path)
             with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
+                self._end("ROLLBACK")
             self._compaction = None
-            self._call_loop(self._resolve, [(f, _failure(exc)) for f in compaction.futures], [])
+            self._answer([(f, _failure(exc)) for f in compaction.futures], [])
             return
-        self._compact_progress = max(self._compact_progress, high)
         if high >= compaction.target:
             self._compaction = None
-            self._call_loop(self._resolve, [(f, None) for f in compaction.futures], [])
+            self._answer([(f, None) for f in compaction.futures], [])
 
     def _fail_pending(self, error: StorageError) -> None:
         """Answer everything still waiting (queued ops, a running compaction) with ``error``."""
@@ -474,29 +507,41 @@ class _Writer:
             outcomes += [(future, error) for future in self._compaction.futures]
             self._compaction = None
         if outcomes:
-            self._call_loop(self._resolve, outcomes, [])
+            self._answer(outcomes, [])
 
-    def _resolve(
-        self,
-        outcomes: Iterable[tuple[asyncio.Future[_T], _T | StorageError]],
-        events: list[WatchEvent],
-    ) -> None:
-        """On the loop: publish first, so a caller that awaited a write finds watchers fed."""
-        if events:
-            self._publish(events)
-        for future, outcome in outcomes:
-            if future.done():  # the caller was cancelled; the write stands, as in etcd
-                continue
-            if isinstance(outcome, StorageError):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
+    def _answer(self, outcomes: list[tuple[asyncio.Future[Any], Any]], events: list[WatchEvent]) -> None:
+        _answer_on(self._loop, self._publish, outcomes, events)
 
-    def _call_loop(self, callback: Callable[..., None], *args: object) -> None:
-        try:
-            self._loop.call_soon_threadsafe(callback, *args)
-        except RuntimeError:  # the loop is closed: nobody is left to answer
-            _log.warning("event loop closed; dropped results of %s", callback)
+
+def _answer_on(
+    loop: asyncio.AbstractEventLoop,
+    publish: Callable[[list[WatchEvent]], None],
+    outcomes: list[tuple[asyncio.Future[Any], Any]],
+    events: list[WatchEvent],
+) -> None:
+    """From a storage thread: on the loop, publish ``events``, then settle each future with its
+    outcome (a result, or a StorageError to raise). Publishing comes first, so a caller that
+    awaited a write finds watchers fed."""
+    try:
+        loop.call_soon_threadsafe(_settle, publish, outcomes, events)
+    except RuntimeError:  # the loop is closed: nobody is left to answer
+        _log.warning("event loop closed; dropped %d results and %d events", len(outcomes), len(events))
+
+
+def _settle(
+    publish: Callable[[list[WatchEvent]], None],
+    outcomes: list[tuple[asyncio.Future[Any], Any]],
+    events: list[WatchEvent],
+) -> None:
+    if events:
+        publish(events)
+    for future, outcome in outcomes:
+        if future.done():  # the caller was cancelled; the write stands, as in etcd
+            continue
+        if isinstance(outcome, StorageError):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
 
 
 def _failure(exc: Exception) -> StorageError:
@@ -504,6 +549,115 @@ def _failure(exc: Exception) -> StorageError:
     error = StorageError(f"write transaction failed: {exc!r}")
     error.__cause__ = exc
     return error
+
+
+class _Follower:
+    """With other processes writing the database: the one publisher of every committed write,
+    this process's and theirs, read back from the log in revision order on a thread of its own.
+
+    Its thread looks at the database each ``_FOLLOW_INTERVAL`` (``PRAGMA data_version`` tells it
+    whether any other connection committed since) and at once when this process's writer
+    commits. Our writers' callers are answered once their revisions are published, so, as with
+    one process, a caller that awaited a write finds this process's watchers fed. Revisions
+    come without gaps: every writer takes the next one under SQLite's write lock, so once a
+    revision is committed, so is every one before it.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        loop: asyncio.AbstractEventLoop,
+        publish: Callable[[list[WatchEvent]], None],
+        end_watches: Callable[[StorageError], None],
+    ) -> None:
+        self._path = path
+        self._loop = loop
+        self._publish = publish
+        self._end_watches = end_watches  # on the loop, when events were lost to this process
+        self._published = 0  # the last revision published
+        self._lock = threading.Lock()  # guards ``_waiting``, which the writer thread adds to
+        self._waiting: list[tuple[int, list[_Outcome]]] = []  # our writes' outcomes, by revision
+        self._wake = threading.Event()
+        self._stopping = False
+        self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, name=f"sqlite-follower {path}", daemon=True)
+
+    def start(self, revision: int) -> None:
+        """Follow the writes after ``revision``."""
+        self._published = revision
+        self._thread.start()
+
+    async def stop(self) -> None:
+        """Publish and answer what is committed (the writer has stopped), then end the thread."""
+        self._stopping = True
+        self._wake.set()
+        await asyncio.wrap_future(self._stopped)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def committed(self, revision: int, outcomes: list[_Outcome]) -> None:
+        """From the writer thread: answer ``outcomes`` once ``revision`` is published."""
+        with self._lock:
+            self._waiting.append((revision, outcomes))
+        self._wake.set()
+
+    def _run(self) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect_reader(self._path)
+            seen = None
+            while True:
+                self._wake.wait(_FOLLOW_INTERVAL)
+                self._wake.clear()
+                stopping = self._stopping
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                if version != seen or self._waiting:
+                    seen = version
+                    self._catch_up(conn)
+                if stopping:
+                    return
+        except BaseException:
+            _log.exception("sqlite follower for %s crashed", self._path)
+            error = UnavailableError(f"storage {self._path} stopped following its database")
+            with self._lock:
+                waiting, self._waiting = self._waiting, []
+            _answer_on(self._loop, self._publish, [(f, error) for _, outcomes in waiting for f, _ in outcomes], [])
+            self._call(self._end_watches, error)
+        finally:
+            if conn is not None:
+                conn.close()
+            self._stopped.set_result(None)
+
+    def _catch_up(self, conn: sqlite3.Connection) -> None:
+        """Publish everything committed after ``_published``, a page at a time, then answer the
+        writes it covers."""
+        while True:
+            try:
+                events, until = _read_history(conn, "", self._published, None)
+            except CompactedError as err:
+                # This process fell further behind than the history kept: its watches end as
+                # compacted ones (the watch cache lists again) and it follows on from now.
+                self._published = _current_revision(conn)
+                self._call(self._end_watches, err)
+                break
+            full = len(events) == _HISTORY_PAGE
+            self._published = events[-1].revision if full else until
+            if events:
+                _answer_on(self._loop, self._publish, [], events)
+            if not full:
+                break
+        with self._lock:
+            ready = [outcome for revision, outcomes in self._waiting if revision <= self._published
+                     for outcome in outcomes]
+            self._waiting = [entry for entry in self._waiting if entry[0] > self._published]
+        if ready:
+            _answer_on(self._loop, self._publish, ready, [])
+
+    def _call(self, callback: Callable[..., None], *args: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self._loop.call_soon_threadsafe(callback, *args)
 
 
 class _Watch(EventQueue, AsyncIterator[WatchEvent]):
@@ -608,14 +762,16 @@ class _Watch(EventQueue, AsyncIterator[WatchEvent]):
 class SQLiteStorage(Storage):
     """Storage on one SQLite file: durable group-committed writes, snapshot lists, ordered watch.
 
-    Create it with ``await SQLiteStorage.open(path)``; only one process (and one instance) may
-    have a database open at a time.
+    Create it with ``await SQLiteStorage.open(path)``. Either one process (and one instance)
+    has a database open, or, opened ``shared``, any number of processes do (``kplane serve
+    --workers N``), each publishing every process's writes to its watchers.
     """
 
     def __init__(
         self,
         path: str,
         lock_fd: int,
+        write_lock: int | None,
         *,
         compact_interval: float,
         keep_revisions: int,
@@ -625,11 +781,15 @@ class SQLiteStorage(Storage):
         """Private: use ``open``, which also starts the writer thread and the compactor."""
         self._path = path
         self._lock_fd = lock_fd
+        self._write_lock = write_lock  # shared: taken by the writer of each process in turn
         self._compact_interval = compact_interval
         self._keep_revisions = keep_revisions
         self._watch_queue_size = watch_queue_size
         self._loop = asyncio.get_running_loop()
-        self._writer = _Writer(path, self._loop, self._publish, max_batch)
+        self._follower = (
+            None if write_lock is None else _Follower(path, self._loop, self._publish, self._end_watches)
+        )
+        self._writer = _Writer(path, self._loop, self._publish, max_batch, write_lock, self._follower)
         self._watchers: weakref.WeakSet[_Watch] = weakref.WeakSet()
         self._conn: sqlite3.Connection | None = None  # the event-loop thread's read connection
         self._local = threading.local()
@@ -649,13 +809,15 @@ class SQLiteStorage(Storage):
         keep_revisions: int = 1000,
         watch_queue_size: int = 10_000,
         max_batch: int = 256,
+        shared: bool = False,
     ) -> SQLiteStorage:
         """Open (creating directories and schema) the database at ``path``.
 
         Every ``compact_interval`` seconds (0 disables it) history older than the newest
         ``keep_revisions`` revisions is compacted. A watcher more than ``watch_queue_size``
         events behind is ended with WatcherOverflowError; a commit carries up to ``max_batch``
-        writes. Raises StorageError if another process (or instance) has the database open.
+        writes. Raises StorageError if another process (or instance) has the database open,
+        unless every one of them opens it ``shared``.
         """
         if path == ":memory:" or path.startswith("file:"):
             raise ValueError("SQLiteStorage needs a file path (WAL and the lock file need one)")
@@ -665,9 +827,12 @@ class SQLiteStorage(Storage):
             lock_fd = open_private(path + ".lock", os.O_RDWR)
         except OSError as err:
             raise StorageError(f"cannot open the database {path}: {err.strerror}") from None
+        write_lock = None
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock_fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
             _make_private(path)
+            if shared:
+                write_lock = open_private(path + ".write-lock", os.O_RDWR)
         except BlockingIOError:
             os.close(lock_fd)
             raise StorageError(f"{path} is in use by another process") from None
@@ -677,6 +842,7 @@ class SQLiteStorage(Storage):
         storage = cls(
             path,
             lock_fd,
+            write_lock,
             compact_interval=compact_interval,
             keep_revisions=keep_revisions,
             watch_queue_size=watch_queue_size,
@@ -685,6 +851,8 @@ class SQLiteStorage(Storage):
         try:
             await storage._writer.start()
             storage._conn = _connect_reader(path)
+            if storage._follower is not None:
+                storage._follower.start(_current_revision(storage._conn))
         except BaseException as err:
             storage._readers.shutdown()
             storage._release_lock()
@@ -754,6 +922,8 @@ class SQLiteStorage(Storage):
         _current_revision(self._reader())
         if not self._writer.alive:
             raise UnavailableError(f"the writer of storage {self._path} has stopped")
+        if self._follower is not None and not self._follower.alive:
+            raise UnavailableError(f"storage {self._path} has stopped following its database")
 
     async def size_bytes(self) -> int:
         """The database file and its write-ahead log, as they are on disk."""
@@ -784,8 +954,9 @@ class SQLiteStorage(Storage):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._compactor
         await self._writer.stop()
-        for watcher in list(self._watchers):
-            watcher.end(None)
+        if self._follower is not None:
+            await self._follower.stop()
+        self._end_watches(None)
         await asyncio.to_thread(self._readers.shutdown)
         for conn in self._reader_conns:
             conn.close()
@@ -829,6 +1000,10 @@ class SQLiteStorage(Storage):
         for watcher in list(self._watchers):
             watcher.offer(events)
 
+    def _end_watches(self, error: StorageError | None) -> None:
+        for watcher in list(self._watchers):
+            watcher.end(error)
+
     async def _compact_periodically(self) -> None:
         """Like kine: keep the newest ``keep_revisions`` revisions of history."""
         while True:
@@ -843,3 +1018,5 @@ class SQLiteStorage(Storage):
     def _release_lock(self) -> None:
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
+        if self._write_lock is not None:
+            os.close(self._write_lock)

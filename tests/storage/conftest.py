@@ -33,13 +33,21 @@ async def _open_sqlite(
     compact_interval: float = 0.0,
     keep_revisions: int = 1000,
     watch_queue_size: int = 10_000,
+    shared: bool = False,
 ) -> Storage:
     return await SQLiteStorage.open(
         str(directory / "kplane.db"),
         compact_interval=compact_interval,
         keep_revisions=keep_revisions,
         watch_queue_size=watch_queue_size,
+        shared=shared,
     )
+
+
+async def _open_shared_sqlite(directory: Path, **options: Any) -> Storage:
+    """SQLite opened as each of `kplane serve --workers N` opens it: every event is read back
+    from the log by the follower, which also answers the writer's callers."""
+    return await _open_sqlite(directory, shared=True, **options)
 
 
 async def _open_cached_sqlite(directory: Path, *, watch_queue_size: int = 10_000, **compaction: Any) -> Storage:
@@ -86,6 +94,7 @@ async def _open_encrypted_sqlite(directory: Path, **options: Any) -> Storage:
 BACKENDS: dict[str, Callable[..., Awaitable[Storage]]] = {
     "sqlite": _open_sqlite,
     "cached-sqlite": _open_cached_sqlite,
+    "shared-sqlite": _open_shared_sqlite,
     "etcd": _open_etcd,
     "cached-etcd": _open_cached_etcd,
     "encrypted-sqlite": _open_encrypted_sqlite,

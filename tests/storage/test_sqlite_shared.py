@@ -1,0 +1,148 @@
+"""One SQLite database opened ``shared`` by several processes (``kplane serve --workers N``):
+every write takes the next revision whichever process made it, and every process's watchers see
+all of them, in one order, with no gap and no repeat.
+
+The writers here are real processes (``_WRITER``) next to an instance in the test's own process;
+two instances in one process also share the database as processes do (their own connections,
+threads and lock descriptors), which the shorter tests use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, WatchEvent
+from kplane.core.storage.sqlite import SQLiteStorage
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+_WRITER = """
+import asyncio, sys
+from kplane.core.storage.sqlite import SQLiteStorage
+
+async def main(path, name, count):
+    storage = await SQLiteStorage.open(path, compact_interval=0, shared=True)
+    written = await asyncio.gather(*(write(storage, name, client, count // 10) for client in range(10)))
+    print(" ".join(str(kv.mod_revision) for kvs in written for kv in kvs), flush=True)
+    await storage.close()
+
+async def write(storage, name, client, count):  # one client's creates, one after another
+    return [await storage.create(f"/k/{name}-{client}-{i}", name.encode()) for i in range(count)]
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+async def _open(path: Path, **options: object) -> SQLiteStorage:
+    return await SQLiteStorage.open(str(path), compact_interval=0, shared=True, **options)  # type: ignore[arg-type]
+
+
+async def _creates(storage: SQLiteStorage, client: int) -> list[KeyValue]:
+    return [await storage.create(f"/k/here-{client}-{i}", b"here") for i in range(30)]
+
+
+async def _collect(watch: object, count: int) -> list[WatchEvent]:
+    events: list[WatchEvent] = []
+    async with asyncio.timeout(30):
+        async for event in watch:  # type: ignore[attr-defined]
+            events.append(event)
+            if len(events) == count:
+                return events
+    return events
+
+
+async def test_writes_of_several_processes_reach_every_watcher_in_one_order(tmp_path: Path) -> None:
+    path = tmp_path / "kplane.db"
+    here = await _open(path)
+    try:
+        watch = here.watch("/k/", from_revision=0)
+        writers = [await asyncio.create_subprocess_exec(sys.executable, "-c", _WRITER, str(path), name, "300",
+                                                        cwd=REPO_ROOT, stdout=asyncio.subprocess.PIPE)
+                   for name in ("a", "b")]
+        ours = [kv for kvs in await asyncio.gather(*(_creates(here, client) for client in range(10))) for kv in kvs]
+        theirs = []
+        for writer in writers:
+            out, _ = await writer.communicate()
+            assert writer.returncode == 0
+            theirs += [int(revision) for revision in out.split()]
+        events = await _collect(watch, 900)
+    finally:
+        await here.close()
+    revisions = [event.revision for event in events]
+    assert revisions == list(range(1, 901))  # one order, no gap, no repeat
+    assert sorted(revisions) == sorted([kv.mod_revision for kv in ours] + theirs)
+    assert {event.kv.value for event in events} == {b"here", b"a", b"b"}
+    assert all(event.type is EventType.ADDED for event in events)
+
+
+async def test_instances_on_one_database_see_each_others_writes_alike(tmp_path: Path) -> None:
+    one, other = await _open(tmp_path / "kplane.db"), await _open(tmp_path / "kplane.db")
+    try:
+        watches = [one.watch("/k/", from_revision=0), other.watch("/k/", from_revision=0)]
+        created = await one.create("/k/x", b"1")
+        updated = await other.update("/k/x", b"2", expected_revision=created.mod_revision)
+        with pytest.raises(ConflictError):  # a stale compare-and-swap fails across processes too
+            await one.update("/k/x", b"3", expected_revision=created.mod_revision)
+        assert (await one.get("/k/x")).value == b"2"  # type: ignore[union-attr]
+        deleted = await one.delete("/k/x")
+        seen = [await _collect(watch, 3) for watch in watches]
+    finally:
+        await one.close()
+        await other.close()
+    for events in seen:
+        assert [(e.type, e.revision, e.kv.value, e.prev_value) for e in events] == [
+            (EventType.ADDED, created.mod_revision, b"1", None),
+            (EventType.MODIFIED, updated.mod_revision, b"2", b"1"),
+            (EventType.DELETED, deleted.mod_revision, b"2", b"2"),
+        ]
+
+
+async def test_a_write_is_answered_once_its_own_watchers_have_it(tmp_path: Path) -> None:
+    """As with one process: a caller that awaited a write finds the event queued for the watch
+    of its own process, although the event is read back from the log."""
+    one, other = await _open(tmp_path / "kplane.db"), await _open(tmp_path / "kplane.db")
+    try:
+        watch = one.watch("/k/", from_revision=0)
+        for i in range(20):
+            await other.create(f"/k/theirs-{i}", b"x")  # others' writes interleave
+            kv = await one.create(f"/k/ours-{i}", b"x")
+            assert len(watch) == 2 * i + 2, kv  # type: ignore[arg-type]  (queued: theirs, then ours)
+    finally:
+        await one.close()
+        await other.close()
+
+
+async def test_one_database_is_opened_shared_by_all_or_by_one(tmp_path: Path) -> None:
+    path = str(tmp_path / "kplane.db")
+    shared = await _open(tmp_path / "kplane.db")
+    try:
+        with pytest.raises(StorageError, match="in use by another process"):
+            await SQLiteStorage.open(path, compact_interval=0)
+    finally:
+        await shared.close()
+    alone = await SQLiteStorage.open(path, compact_interval=0)
+    try:
+        with pytest.raises(StorageError, match="in use by another process"):
+            await _open(tmp_path / "kplane.db")
+    finally:
+        await alone.close()
+
+
+async def test_compaction_by_one_process_leaves_the_others_following(tmp_path: Path) -> None:
+    one, other = await _open(tmp_path / "kplane.db"), await _open(tmp_path / "kplane.db")
+    try:
+        watch = other.watch("/k/", from_revision=0)
+        kv = await one.create("/k/x", b"0")
+        for i in range(1, 50):
+            kv = await one.update("/k/x", str(i).encode(), expected_revision=kv.mod_revision)
+        await one.compact(await one.current_revision() - 5)
+        await other.compact(await other.current_revision() - 10)  # an older target: nothing to do
+        latest = await one.create("/k/after", b"y")
+        events = await _collect(watch, 51)
+    finally:
+        await one.close()
+        await other.close()
+    assert [e.revision for e in events] == list(range(1, latest.mod_revision + 1))
