@@ -10,11 +10,14 @@ threads and lock descriptors), which the shorter tests use.
 from __future__ import annotations
 
 import asyncio
+import select
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from kplane.core.storage.filechanges import FileChanges
 from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, WatchEvent
 from kplane.core.storage.sqlite import SQLiteStorage
 
@@ -146,3 +149,20 @@ async def test_compaction_by_one_process_leaves_the_others_following(tmp_path: P
         await one.close()
         await other.close()
     assert [e.revision for e in events] == list(range(1, latest.mod_revision + 1))
+
+
+def test_a_write_by_another_process_wakes_a_follower_without_polling(tmp_path: Path) -> None:
+    """What the follower waits on between looks: the write-ahead log's changes, told by the
+    kernel (polling is only the fallback where inotify is missing)."""
+    log = tmp_path / "kplane.db-wal"
+    log.write_bytes(b"")
+    changes = FileChanges.of(str(log))
+    assert changes is not None, "inotify is available on Linux"
+    try:
+        assert select.select([changes], [], [], 0)[0] == []
+        subprocess.run([sys.executable, "-c", f"open({str(log)!r}, 'ab').write(b'frame')"], check=True)
+        assert select.select([changes], [], [], 10)[0] == [changes]
+        changes.clear()
+        assert select.select([changes], [], [], 0)[0] == []
+    finally:
+        changes.close()
