@@ -21,6 +21,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from tests.frozen import freeze
+
 ETCD = shutil.which("etcd")
 
 
@@ -37,15 +39,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _stopped(task: Path) -> bool:
-    """Whether a thread (a /proc/PID/task entry) is stopped: the state after its name's ")"."""
-    try:
-        stat = (task / "stat").read_text()
-    except OSError:  # the thread is gone
-        return True
-    return stat[stat.rindex(")") + 2] in "Tt"
 
 
 class PortTaken(RuntimeError):
@@ -172,13 +165,7 @@ class EtcdProcess:
         thread has stopped (the signal is delivered asynchronously; a request sent at once could
         still be answered, as a loaded machine showed)."""
         assert self._process is not None, "etcd is not running"
-        self._process.send_signal(signal.SIGSTOP)
-        tasks = Path(f"/proc/{self._process.pid}/task")
-        deadline = time.monotonic() + 10
-        while tasks.exists() and not all(_stopped(task) for task in tasks.iterdir()):
-            if time.monotonic() > deadline:
-                raise RuntimeError("etcd did not stop within 10s of SIGSTOP")
-            time.sleep(0.005)
+        freeze(self._process.pid)
 
     def resume(self) -> None:
         """Thaw it after ``pause`` (SIGCONT)."""

@@ -561,10 +561,10 @@ class _Follower:
 
     Its thread reads the log when the write-ahead log changes (:class:`FileChanges`) and when
     this process's writer commits; ``PRAGMA data_version`` tells it whether any connection
-    committed since it last looked. Our writers' callers are answered once their revisions are published, so, as with
-    one process, a caller that awaited a write finds this process's watchers fed. Revisions
-    come without gaps: every writer takes the next one under SQLite's write lock, so once a
-    revision is committed, so is every one before it.
+    committed since it last looked. Our writers' callers are answered once their revisions are
+    published, so, as with one process, a caller that awaited a write finds this process's
+    watchers fed. Revisions come without gaps: every writer takes the next one under SQLite's
+    write lock, so once a revision is committed, so is every one before it.
     """
 
     def __init__(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from kplane.core.storage.filechanges import FileChanges
 from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, WatchEvent
 from kplane.core.storage.sqlite import SQLiteStorage
+from tests.frozen import freeze
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _WRITER = """
@@ -166,3 +168,47 @@ def test_a_write_by_another_process_wakes_a_follower_without_polling(tmp_path: P
         assert select.select([changes], [], [], 0)[0] == []
     finally:
         changes.close()
+
+
+_FOLLOWER = """
+import asyncio, sys
+from kplane.core.storage.sqlite import SQLiteStorage
+
+async def main(path):
+    storage = await SQLiteStorage.open(path, compact_interval=0, shared=True)
+    watch = storage.watch("/k/", from_revision=0)
+    print("watching", flush=True)
+    try:
+        async for event in watch:
+            print("event", event.revision, flush=True)
+    except Exception as err:
+        print("ended", type(err).__name__, flush=True)
+    await storage.close()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_a_process_left_behind_by_compaction_ends_its_watches_as_compacted(tmp_path: Path) -> None:
+    """A stopped worker whose follower wakes to find the revisions it missed compacted away
+    cannot tell its watchers what happened in between: they end as etcd's do (the watch cache
+    lists again), rather than skipping the gap."""
+    path = tmp_path / "kplane.db"
+    here = await _open(path)
+    follower = await asyncio.create_subprocess_exec(sys.executable, "-c", _FOLLOWER, str(path), cwd=REPO_ROOT,
+                                                    stdout=asyncio.subprocess.PIPE)
+    assert follower.stdout is not None
+    try:
+        assert await asyncio.wait_for(follower.stdout.readline(), 30) == b"watching\n"
+        freeze(follower.pid)
+        kv = await here.create("/k/x", b"0")
+        for i in range(1, 20):
+            kv = await here.update("/k/x", str(i).encode(), expected_revision=kv.mod_revision)
+        await here.compact(kv.mod_revision)
+        follower.send_signal(signal.SIGCONT)
+        lines = [await asyncio.wait_for(follower.stdout.readline(), 30)]
+    finally:
+        follower.kill()
+        await follower.wait()
+        await here.close()
+    assert lines == [b"ended CompactedError\n"]
