@@ -187,3 +187,15 @@ def test_several_workers_on_a_storage_not_known_to_take_them_are_refused(tmp_pat
                           capture_output=True, text=True, timeout=60, env={**os.environ})
     assert done.returncode == 2
     assert "--workers above 1 needs the storage to take writes from several processes" in done.stderr
+
+
+def test_a_worker_that_cannot_start_stops_the_server_with_its_reason(tmp_path: Path) -> None:
+    """Here the database is a lone server's (the workers' shared lock cannot be had beside its
+    exclusive one): each worker says why it stopped, in one line, and the parent exits 1."""
+    with serving(tmp_path / "lone", "--no-controllers", "--plugins", "core"):
+        done = subprocess.run([sys.executable, "-m", "kplane.core.cli", "serve", "--workers", "2", "--http",
+                               "--plugins", "core", "--no-controllers", "--data-dir", str(tmp_path / "lone"),
+                               "--port", "0"], capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert done.returncode == 1
+    assert f"kplane: {tmp_path / 'lone' / 'state.db'} is in use by another process" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

@@ -95,7 +95,10 @@ async def supervise(argv: list[str], workers: int, address: str, port: int, kube
                 stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL, preexec_fn=_die_with_parent))
         ready = [asyncio.create_task(_ready(process)) for process in processes]
         exits = [asyncio.create_task(process.wait()) for process in processes]
-        await asyncio.wait([stopped, *exits, asyncio.gather(*ready)], return_when=asyncio.FIRST_COMPLETED)
+        starting = set(ready)
+        while starting and not stopped.done() and not any(task.done() for task in exits):
+            done, _ = await asyncio.wait([stopped, *exits, *starting], return_when=asyncio.FIRST_COMPLETED)
+            starting -= done
         if all(task.done() and task.result() for task in ready) and not stop.is_set():
             url = ready[0].result()
             print(f"kplane is serving on {url} ({workers} workers: {', '.join(str(p.pid) for p in processes)})",
