@@ -581,6 +581,7 @@ class _Follower:
         self._published = 0  # the last revision published
         self._lock = threading.Lock()  # guards ``_waiting``, which the writer thread adds to
         self._waiting: list[tuple[int, list[_Outcome]]] = []  # our writes' outcomes, by revision
+        self._failed = False  # the thread ended early (crashed): writes committed since are unfollowed
         self._wake = (-1, -1)  # a pipe: a byte written wakes the thread (see ``start``)
         self._stopping = False
         self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -602,13 +603,16 @@ class _Follower:
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        return self._thread.is_alive() and not self._failed
 
     def committed(self, revision: int, outcomes: list[_Outcome]) -> None:
         """From the writer thread: answer ``outcomes`` once ``revision`` is published."""
         with self._lock:
-            self._waiting.append((revision, outcomes))
-        self._poke()
+            if not self._failed:
+                self._waiting.append((revision, outcomes))
+                self._poke()
+                return
+        _answer_on(self._loop, self._publish, [(future, self._unfollowed()) for future, _ in outcomes], [])
 
     def _poke(self) -> None:
         with contextlib.suppress(BlockingIOError):  # a full pipe wakes the thread already
@@ -638,11 +642,12 @@ class _Follower:
                     return
         except BaseException:
             _log.exception("sqlite follower for %s crashed", self._path)
-            error = UnavailableError(f"storage {self._path} stopped following its database")
             with self._lock:
+                self._failed = True
                 waiting, self._waiting = self._waiting, []
-            _answer_on(self._loop, self._publish, [(f, error) for _, outcomes in waiting for f, _ in outcomes], [])
-            self._call(self._end_watches, error)
+            unfollowed = [(future, self._unfollowed()) for _, outcomes in waiting for future, _ in outcomes]
+            _answer_on(self._loop, self._publish, unfollowed, [])
+            self._call(self._end_watches, self._unfollowed())
         finally:
             if conn is not None:
                 conn.close()
@@ -674,6 +679,11 @@ class _Follower:
             self._waiting = [entry for entry in self._waiting if entry[0] > self._published]
         if ready:
             _answer_on(self._loop, self._publish, ready, [])
+
+    def _unfollowed(self) -> UnavailableError:
+        """For each caller its own (one instance shared would tangle their tracebacks): its write
+        may well be committed, but this process no longer follows the database."""
+        return UnavailableError(f"storage {self._path} stopped following its database")
 
     def _call(self, callback: Callable[..., None], *args: object) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed

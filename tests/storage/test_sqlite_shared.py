@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kplane.core.storage.filechanges import FileChanges
-from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, WatchEvent
+from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, UnavailableError, WatchEvent
 from kplane.core.storage.sqlite import SQLiteStorage
 from tests.frozen import freeze
 
@@ -212,3 +213,28 @@ async def test_a_process_left_behind_by_compaction_ends_its_watches_as_compacted
         await follower.wait()
         await here.close()
     assert lines == [b"ended CompactedError\n"]
+
+
+async def test_a_follower_that_fails_ends_its_watches_and_its_health(tmp_path: Path) -> None:
+    """Events this process can no longer read are never skipped silently: its watches end
+    (503 to clients), its health check fails, and a write it commits after that is answered as
+    unfollowed rather than hanging."""
+    path = tmp_path / "kplane.db"
+    storage = await _open(path)
+    try:
+        watch = storage.watch("/k/", from_revision=0)
+        conn = sqlite3.connect(path)  # a failure the backend cannot foresee: its log is gone
+        conn.execute("ALTER TABLE log RENAME TO elsewhere")
+        conn.commit()
+        with pytest.raises(UnavailableError, match="stopped following its database"):
+            await _collect(watch, 1)
+        with pytest.raises(UnavailableError, match="stopped following its database"):
+            await storage.health()
+        conn.execute("ALTER TABLE elsewhere RENAME TO log")
+        conn.commit()
+        conn.close()
+        async with asyncio.timeout(30):  # not left waiting for a follower that is gone
+            with pytest.raises(UnavailableError, match="stopped following its database"):
+                await storage.create("/k/late", b"x")
+    finally:
+        await storage.close()
