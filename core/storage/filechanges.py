@@ -1,7 +1,7 @@
 """Being told when another process writes a file, without polling it: Linux's inotify.
 
-SQLite shared by several processes (:mod:`kplane.core.storage.sqlite`) appends every commit to
-its write-ahead log, so a change of that file is the cue to read the new revisions. Two libc
+In SQLite shared by several processes (:mod:`kplane.core.storage.sqlite`) each writer touches
+a file once its commit is visible, so a change of that file is the cue to read the new revisions. Two libc
 calls through ctypes (as ``kplane.core.serving.workers`` calls prctl) rather than a dependency;
 where inotify is missing, callers fall back to polling.
 """

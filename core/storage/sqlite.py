@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import queue
@@ -85,8 +86,9 @@ _READER_THREADS = 2
 _HISTORY_PAGE = 256  # watch replay reads the log in pages so a long history is never all in memory
 _COMPACT_CHUNK = 1000  # revisions per compaction transaction, so writes interleave with it
 # With other processes writing the database, a follower learns of their commits from the kernel
-# (inotify on the write-ahead log), and looks anyway once a _FOLLOW_CHECK; without inotify it
-# looks every _FOLLOW_POLL (each look: SQLite's shared memory read, ~0.2% of a core idle at 5 ms).
+# (inotify on the write lock's file, which each writer touches once its commit is visible), and
+# looks anyway once a _FOLLOW_CHECK; without inotify it looks every _FOLLOW_POLL (seconds; each
+# look: SQLite's shared memory read, about 3% of a core for an idle process at 5 ms).
 _FOLLOW_CHECK = 1.0
 _FOLLOW_POLL = 0.005
 
@@ -417,6 +419,13 @@ class _Writer:
         assert self._conn is not None
         try:
             self._conn.execute(statement)
+            if statement == "COMMIT" and self._write_lock is not None:
+                # The followers' cue (inotify on this file). Not the write-ahead log's own
+                # change: its frames are written before the commit's fsync, so a follower woken
+                # by them reads the database before the commit shows. Without the cue they
+                # still find the commit at their next look: it stands either way.
+                with contextlib.suppress(OSError):
+                    os.pwrite(self._write_lock, b"\0", 0)
         finally:
             self._unlock()
 
@@ -559,8 +568,8 @@ class _Follower:
     """With other processes writing the database: the one publisher of every committed write,
     this process's and theirs, read back from the log in revision order on a thread of its own.
 
-    Its thread reads the log when the write-ahead log changes (:class:`FileChanges`) and when
-    this process's writer commits; ``PRAGMA data_version`` tells it whether any connection
+    Its thread reads the log when any process's writer has committed (the writers touch the
+    write lock's file, :class:`FileChanges` tells of it), and at once for its own writer's; ``PRAGMA data_version`` tells it whether any connection
     committed since it last looked. Our writers' callers are answered once their revisions are
     published, so, as with one process, a caller that awaited a write finds this process's
     watchers fed. Revisions come without gaps: every writer takes the next one under SQLite's
@@ -572,12 +581,13 @@ class _Follower:
         path: str,
         loop: asyncio.AbstractEventLoop,
         publish: Callable[[list[WatchEvent]], None],
-        end_watches: Callable[[StorageError], None],
+        end_watches: Callable[[Callable[[], StorageError]], None],
     ) -> None:
         self._path = path
         self._loop = loop
         self._publish = publish
-        self._end_watches = end_watches  # on the loop, when events were lost to this process
+        self._end_watches = end_watches  # on the loop, when events were lost to this process (the
+        # error's maker: each watch its own)
         self._published = 0  # the last revision published
         self._lock = threading.Lock()  # guards ``_waiting``, which the writer thread adds to
         self._waiting: list[tuple[int, list[_Outcome]]] = []  # our writes' outcomes, by revision
@@ -620,19 +630,15 @@ class _Follower:
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
-        changes = FileChanges.of(self._path + "-wal")  # there while any connection is open
-        woken = [self._wake[0]] if changes is None else [self._wake[0], changes]
-        interval = _FOLLOW_POLL if changes is None else _FOLLOW_CHECK
+        changes = FileChanges.of(self._path + ".write-lock")  # before the first look: none missed
+        woken = select.poll()
+        for fd in (self._wake[0], *([changes.fileno()] if changes is not None else [])):
+            woken.register(fd, select.POLLIN)
+        interval_ms = 1000 * (_FOLLOW_POLL if changes is None else _FOLLOW_CHECK)
         try:
             conn = _connect_reader(self._path)
             seen = None
             while True:
-                select.select(woken, [], [], interval)
-                with contextlib.suppress(BlockingIOError):  # taken before looking: a later poke wakes again
-                    while os.read(self._wake[0], 4096):
-                        pass
-                if changes is not None:
-                    changes.clear()
                 stopping = self._stopping
                 version = conn.execute("PRAGMA data_version").fetchone()[0]
                 if version != seen or self._waiting:
@@ -640,6 +646,12 @@ class _Follower:
                     self._catch_up(conn)
                 if stopping:
                     return
+                woken.poll(interval_ms)
+                with contextlib.suppress(BlockingIOError):  # taken before looking: a later cue wakes again
+                    while os.read(self._wake[0], 4096):
+                        pass
+                if changes is not None:
+                    changes.clear()
         except BaseException:
             _log.exception("sqlite follower for %s crashed", self._path)
             with self._lock:
@@ -647,7 +659,7 @@ class _Follower:
                 waiting, self._waiting = self._waiting, []
             unfollowed = [(future, self._unfollowed()) for _, outcomes in waiting for future, _ in outcomes]
             _answer_on(self._loop, self._publish, unfollowed, [])
-            self._call(self._end_watches, self._unfollowed())
+            self._call(self._end_watches, self._unfollowed)
         finally:
             if conn is not None:
                 conn.close()
@@ -665,7 +677,7 @@ class _Follower:
                 # This process fell further behind than the history kept: its watches end as
                 # compacted ones (the watch cache lists again) and it follows on from now.
                 self._published = _current_revision(conn)
-                self._call(self._end_watches, err)
+                self._call(self._end_watches, functools.partial(CompactedError, err.requested, err.compacted))
                 break
             full = len(events) == _HISTORY_PAGE
             self._published = events[-1].revision if full else until
@@ -1030,9 +1042,10 @@ class SQLiteStorage(Storage):
         for watcher in list(self._watchers):
             watcher.offer(events)
 
-    def _end_watches(self, error: StorageError | None) -> None:
+    def _end_watches(self, error: Callable[[], StorageError] | None) -> None:
+        """End every watch, each with an error of its own from ``error`` (None: no error)."""
         for watcher in list(self._watchers):
-            watcher.end(error)
+            watcher.end(None if error is None else error())
 
     async def _compact_periodically(self) -> None:
         """Like kine: keep the newest ``keep_revisions`` revisions of history."""

@@ -10,17 +10,23 @@ threads and lock descriptors), which the shorter tests use.
 from __future__ import annotations
 
 import asyncio
-import select
 import signal
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kplane.core.storage.filechanges import FileChanges
-from kplane.core.storage.interface import ConflictError, EventType, KeyValue, StorageError, UnavailableError, WatchEvent
+from kplane.core.storage import sqlite as sqlite_backend
+from kplane.core.storage.interface import (
+    CompactedError,
+    ConflictError,
+    EventType,
+    KeyValue,
+    StorageError,
+    UnavailableError,
+    WatchEvent,
+)
 from kplane.core.storage.sqlite import SQLiteStorage
 from tests.frozen import freeze
 
@@ -144,31 +150,37 @@ async def test_compaction_by_one_process_leaves_the_others_following(tmp_path: P
         kv = await one.create("/k/x", b"0")
         for i in range(1, 50):
             kv = await one.update("/k/x", str(i).encode(), expected_revision=kv.mod_revision)
-        await one.compact(await one.current_revision() - 5)
-        await other.compact(await other.current_revision() - 10)  # an older target: nothing to do
+        events = await _collect(watch, 50)  # the follower has them all: compaction cannot outrun it
+        await asyncio.gather(one.compact(45), other.compact(45))  # both at once: each chunk done once
+        await other.compact(40)  # an older target: nothing to do
         latest = await one.create("/k/after", b"y")
-        events = await _collect(watch, 51)
+        events += await _collect(watch, 1)
+        with pytest.raises(CompactedError):
+            await other.list("/k/", revision=45)
+        assert (await other.list("/k/", revision=46)).items[0].value == b"45"
     finally:
         await one.close()
         await other.close()
     assert [e.revision for e in events] == list(range(1, latest.mod_revision + 1))
 
 
-def test_a_write_by_another_process_wakes_a_follower_without_polling(tmp_path: Path) -> None:
-    """What the follower waits on between looks: the write-ahead log's changes, told by the
-    kernel (polling is only the fallback where inotify is missing)."""
-    log = tmp_path / "kplane.db-wal"
-    log.write_bytes(b"")
-    changes = FileChanges.of(str(log))
-    assert changes is not None, "inotify is available on Linux"
+async def test_a_commit_by_another_process_wakes_the_follower_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's word that another process committed is what the follower waits on: with
+    its fallback check an hour away, the one write of another process still reaches the watch
+    (a cue taken from the write-ahead log came before the commit showed, and then none came)."""
+    monkeypatch.setattr(sqlite_backend, "_FOLLOW_CHECK", 3600.0)
+    path = tmp_path / "kplane.db"
+    here = await _open(path)
     try:
-        assert select.select([changes], [], [], 0)[0] == []
-        subprocess.run([sys.executable, "-c", f"open({str(log)!r}, 'ab').write(b'frame')"], check=True)
-        assert select.select([changes], [], [], 10)[0] == [changes]
-        changes.clear()
-        assert select.select([changes], [], [], 0)[0] == []
+        watch = here.watch("/k/", from_revision=0)
+        writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _WRITER, str(path), "one", "10",
+                                                      cwd=REPO_ROOT, stdout=asyncio.subprocess.PIPE)
+        out, _ = await writer.communicate()
+        events = await _collect(watch, 10)
     finally:
-        changes.close()
+        await here.close()
+    assert [event.revision for event in events] == [int(revision) for revision in out.split()] == list(range(1, 11))
 
 
 _FOLLOWER = """
