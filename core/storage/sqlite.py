@@ -896,6 +896,8 @@ class SQLiteStorage(Storage):
             if storage._follower is not None:
                 storage._follower.start(_current_revision(storage._conn))
         except BaseException as err:
+            if storage._writer.alive:  # opened, but a later step failed: not left writing on
+                await storage._writer.stop()
             storage._readers.shutdown()
             storage._release_lock()
             if isinstance(err, sqlite3.Error):  # not a database, malformed, read-only...: no traceback
