@@ -28,7 +28,7 @@ import sqlite3
 import threading
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -569,8 +569,9 @@ class _Follower:
     this process's and theirs, read back from the log in revision order on a thread of its own.
 
     Its thread reads the log when any process's writer has committed (the writers touch the
-    write lock's file, :class:`FileChanges` tells of it), and at once for its own writer's; ``PRAGMA data_version`` tells it whether any connection
-    committed since it last looked. Our writers' callers are answered once their revisions are
+    write lock's file, :class:`FileChanges` tells of it), and at once for its own writer's;
+    ``PRAGMA data_version`` tells it whether any connection committed since it last looked.
+    Our writers' callers are answered once their revisions are
     published, so, as with one process, a caller that awaited a write finds this process's
     watchers fed. Revisions come without gaps: every writer takes the next one under SQLite's
     write lock, so once a revision is committed, so is every one before it.
