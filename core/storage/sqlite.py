@@ -26,6 +26,7 @@ import queue
 import select
 import sqlite3
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -91,6 +92,10 @@ _COMPACT_CHUNK = 1000  # revisions per compaction transaction, so writes interle
 # look: SQLite's shared memory read, about 3% of a core for an idle process at 5 ms).
 _FOLLOW_CHECK = 1.0
 _FOLLOW_POLL = 0.005
+# A look that fails (SQLite's error) is tried again every _FOLLOW_RETRY seconds; only failing for
+# _FOLLOW_GIVE_UP seconds in a row ends the follower (a reader's own busy timeout is 10 s).
+_FOLLOW_RETRY = 0.1
+_FOLLOW_GIVE_UP = 10.0
 
 _GET = "SELECT value, create_revision, mod_revision FROM current WHERE key = ?"
 _INSERT_LOG = (
@@ -639,15 +644,26 @@ class _Follower:
         try:
             conn = _connect_reader(self._path)
             seen = None
+            failing_since = None  # when the looks began to fail
             while True:
                 stopping = self._stopping
-                version = conn.execute("PRAGMA data_version").fetchone()[0]
-                if version != seen or self._waiting:
-                    seen = version
-                    self._catch_up(conn)
+                try:
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    if version != seen or self._waiting:
+                        self._catch_up(conn)  # it keeps what it published of a look that fails
+                        seen = version
+                    failing_since = None
+                except sqlite3.OperationalError as err:
+                    now = time.monotonic()
+                    if failing_since is None:
+                        _log.warning("sqlite follower for %s cannot read the log (trying again): %s",
+                                     self._path, err)
+                        failing_since = now
+                    if stopping or now - failing_since > _FOLLOW_GIVE_UP:
+                        raise  # what it could not publish is answered as unfollowed
                 if stopping:
                     return
-                woken.poll(interval_ms)
+                woken.poll(interval_ms if failing_since is None else 1000 * _FOLLOW_RETRY)
                 with contextlib.suppress(BlockingIOError):  # taken before looking: a later cue wakes again
                     while os.read(self._wake[0], 4096):
                         pass

@@ -10,6 +10,7 @@ threads and lock descriptors), which the shorter tests use.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sqlite3
 import sys
@@ -227,10 +228,12 @@ async def test_a_process_left_behind_by_compaction_ends_its_watches_as_compacted
     assert lines == [b"ended CompactedError\n"]
 
 
-async def test_a_follower_that_fails_ends_its_watches_and_its_health(tmp_path: Path) -> None:
-    """Events this process can no longer read are never skipped silently: its watches end
-    (503 to clients), its health check fails, and a write it commits after that is answered as
-    unfollowed rather than hanging."""
+async def test_a_follower_that_fails_ends_its_watches_and_its_health(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events this process can no longer read are never skipped silently: once its reads have
+    failed for long enough, its watches end (503 to clients), its health check fails, and a
+    write it commits after that is answered as unfollowed rather than hanging."""
+    monkeypatch.setattr(sqlite_backend, "_FOLLOW_GIVE_UP", 0.3)
     path = tmp_path / "kplane.db"
     storage = await _open(path)
     try:
@@ -250,3 +253,32 @@ async def test_a_follower_that_fails_ends_its_watches_and_its_health(tmp_path: P
                 await storage.create("/k/late", b"x")
     finally:
         await storage.close()
+
+
+async def test_a_follower_whose_reads_fail_for_a_moment_goes_on_where_it_was(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A read that fails (here the log is away for a moment) is tried again: nothing published
+    twice, nothing skipped, and the storage stays healthy."""
+    path = tmp_path / "kplane.db"
+    storage = await _open(path)
+    try:
+        watch = storage.watch("/k/", from_revision=0)
+        before = await storage.create("/k/before", b"x")
+        conn = sqlite3.connect(path)
+        conn.execute("ALTER TABLE log RENAME TO elsewhere")
+        conn.commit()
+        cue = os.open(f"{path}.write-lock", os.O_WRONLY)
+        os.pwrite(cue, b"\0", 0)  # a writer's cue: look now
+        os.close(cue)
+        async with asyncio.timeout(30):
+            while "cannot read the log" not in caplog.text:
+                await asyncio.sleep(0.05)
+        conn.execute("ALTER TABLE elsewhere RENAME TO log")
+        conn.commit()
+        conn.close()
+        after = await storage.create("/k/after", b"y")
+        events = await _collect(watch, 2)
+        await storage.health()
+    finally:
+        await storage.close()
+    assert [event.revision for event in events] == [before.mod_revision, after.mod_revision]
