@@ -540,10 +540,15 @@ def _answer_on(
     """From a storage thread: on the loop, publish ``events``, then settle each future with its
     outcome (a result, or a StorageError to raise). Publishing comes first, so a caller that
     awaited a write finds watchers fed."""
+    _on_loop(loop, _settle, publish, outcomes, events)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: object) -> None:
+    """From a storage thread: ``callback(*args)`` on the loop, unless the loop is closed."""
     try:
-        loop.call_soon_threadsafe(_settle, publish, outcomes, events)
+        loop.call_soon_threadsafe(callback, *args)
     except RuntimeError:  # the loop is closed: nobody is left to answer
-        _log.warning("event loop closed; dropped %d results and %d events", len(outcomes), len(events))
+        _log.warning("event loop closed; dropped a call of %s", getattr(callback, "__name__", callback))
 
 
 def _settle(
@@ -676,7 +681,7 @@ class _Follower:
                 waiting, self._waiting = self._waiting, []
             unfollowed = [(future, self._unfollowed()) for _, outcomes in waiting for future, _ in outcomes]
             _answer_on(self._loop, self._publish, unfollowed, [])
-            self._call(self._end_watches, self._unfollowed)
+            _on_loop(self._loop, self._end_watches, self._unfollowed)
         finally:
             if conn is not None:
                 conn.close()
@@ -694,7 +699,8 @@ class _Follower:
                 # This process fell further behind than the history kept: its watches end as
                 # compacted ones (the watch cache lists again) and it follows on from now.
                 self._published = _current_revision(conn)
-                self._call(self._end_watches, functools.partial(CompactedError, err.requested, err.compacted))
+                compacted = functools.partial(CompactedError, err.requested, err.compacted)
+                _on_loop(self._loop, self._end_watches, compacted)
                 break
             full = len(events) == _HISTORY_PAGE
             self._published = events[-1].revision if full else until
@@ -713,10 +719,6 @@ class _Follower:
         """For each caller its own (one instance shared would tangle their tracebacks): its write
         may well be committed, but this process no longer follows the database."""
         return UnavailableError(f"storage {self._path} stopped following its database")
-
-    def _call(self, callback: Callable[..., None], *args: object) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed
-            self._loop.call_soon_threadsafe(callback, *args)
 
 
 class _Watch(EventQueue, AsyncIterator[WatchEvent]):

@@ -21,11 +21,8 @@ from kplane.core.storage.interface import (
     WatchEvent,
 )
 from kplane.core.storage.sqlite import SQLiteStorage
+from tests.storage.test_contract import next_events
 from tests.waiting import eventually
-
-
-async def next_events(watch: AsyncIterator[WatchEvent], count: int) -> list[WatchEvent]:
-    return [await asyncio.wait_for(anext(watch), 5) for _ in range(count)]
 
 
 async def collect(watch: AsyncIterator[WatchEvent]) -> list[WatchEvent]:

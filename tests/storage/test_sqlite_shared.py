@@ -26,12 +26,11 @@ from kplane.core.storage.interface import (
     KeyValue,
     StorageError,
     UnavailableError,
-    WatchEvent,
 )
 from kplane.core.storage.sqlite import SQLiteStorage
 from tests.frozen import freeze
+from tests.storage.test_contract import REPO_ROOT, next_events
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 _WRITER = """
 import asyncio, sys
 from kplane.core.storage.sqlite import SQLiteStorage
@@ -57,16 +56,6 @@ async def _creates(storage: SQLiteStorage, client: int) -> list[KeyValue]:
     return [await storage.create(f"/k/here-{client}-{i}", b"here") for i in range(30)]
 
 
-async def _collect(watch: object, count: int) -> list[WatchEvent]:
-    events: list[WatchEvent] = []
-    async with asyncio.timeout(30):
-        async for event in watch:  # type: ignore[attr-defined]
-            events.append(event)
-            if len(events) == count:
-                return events
-    return events
-
-
 async def test_writes_of_several_processes_reach_every_watcher_in_one_order(tmp_path: Path) -> None:
     path = tmp_path / "kplane.db"
     here = await _open(path)
@@ -81,7 +70,7 @@ async def test_writes_of_several_processes_reach_every_watcher_in_one_order(tmp_
             out, _ = await writer.communicate()
             assert writer.returncode == 0
             theirs += [int(revision) for revision in out.split()]
-        events = await _collect(watch, 900)
+        events = await next_events(watch, 900)
     finally:
         await here.close()
     revisions = [event.revision for event in events]
@@ -101,7 +90,7 @@ async def test_instances_on_one_database_see_each_others_writes_alike(tmp_path: 
             await one.update("/k/x", b"3", expected_revision=created.mod_revision)
         assert (await one.get("/k/x")).value == b"2"  # type: ignore[union-attr]
         deleted = await one.delete("/k/x")
-        seen = [await _collect(watch, 3) for watch in watches]
+        seen = [await next_events(watch, 3) for watch in watches]
     finally:
         await one.close()
         await other.close()
@@ -151,11 +140,11 @@ async def test_compaction_by_one_process_leaves_the_others_following(tmp_path: P
         kv = await one.create("/k/x", b"0")
         for i in range(1, 50):
             kv = await one.update("/k/x", str(i).encode(), expected_revision=kv.mod_revision)
-        events = await _collect(watch, 50)  # the follower has them all: compaction cannot outrun it
+        events = await next_events(watch, 50)  # the follower has them all: compaction cannot outrun it
         await asyncio.gather(one.compact(45), other.compact(45))  # both at once: each chunk done once
         await other.compact(40)  # an older target: nothing to do
         latest = await one.create("/k/after", b"y")
-        events += await _collect(watch, 1)
+        events += await next_events(watch, 1)
         with pytest.raises(CompactedError):
             await other.list("/k/", revision=45)
         assert (await other.list("/k/", revision=46)).items[0].value == b"45"
@@ -178,7 +167,7 @@ async def test_a_commit_by_another_process_wakes_the_follower_at_once(
         writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _WRITER, str(path), "one", "10",
                                                       cwd=REPO_ROOT, stdout=asyncio.subprocess.PIPE)
         out, _ = await writer.communicate()
-        events = await _collect(watch, 10)
+        events = await next_events(watch, 10)
     finally:
         await here.close()
     assert [event.revision for event in events] == [int(revision) for revision in out.split()] == list(range(1, 11))
@@ -242,7 +231,7 @@ async def test_a_follower_that_fails_ends_its_watches_and_its_health(
         conn.execute("ALTER TABLE log RENAME TO elsewhere")
         conn.commit()
         with pytest.raises(UnavailableError, match="stopped following its database"):
-            await _collect(watch, 1)
+            await next_events(watch, 1)
         with pytest.raises(UnavailableError, match="stopped following its database"):
             await storage.health()
         conn.execute("ALTER TABLE elsewhere RENAME TO log")
@@ -277,7 +266,7 @@ async def test_a_follower_whose_reads_fail_for_a_moment_goes_on_where_it_was(
         conn.commit()
         conn.close()
         after = await storage.create("/k/after", b"y")
-        events = await _collect(watch, 2)
+        events = await next_events(watch, 2)
         await storage.health()
     finally:
         await storage.close()
