@@ -13,7 +13,9 @@ Owners are confirmed missing with a live GET before anything is deleted, as the
 kube-controller-manager's collector does, so a slow informer never causes a wrong deletion. A
 dependent whose owner's kind discovery does not list yet (a custom resource whose CRD came after
 the last discovery) is looked at again after the next discovery, as kube's collector retries a
-REST mapping error: it is collected once the kind is known.
+REST mapping error: it is collected once the kind is known. Discovery runs every 30 s, as kube's,
+and also soon after a CustomResourceDefinition or APIService changes (kube's waits for its next
+period), so a new kind's objects are collected within about a second of it being served.
 """
 
 from __future__ import annotations
@@ -34,15 +36,20 @@ from kplane.core.runtime.gvk import GroupVersion
 
 log = logging.getLogger(__name__)
 ORPHAN, FOREGROUND = "orphan", "foregroundDeletion"
+# Resources whose changes change what discovery lists.
+DISCOVERY_SOURCES = {("apiextensions.k8s.io", "customresourcedefinitions"), ("apiregistration.k8s.io", "apiservices")}
 Obj = dict[str, Any]
 
 
 class GarbageCollector:
-    def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, rediscover: float = 30.0, retry: float = 0.5) -> None:
+    def __init__(self, client: RESTClient, informers: SharedInformerFactory, *, rediscover: float = 30.0,
+                 retry: float = 0.5, settle: float = 0.5) -> None:
         self.client = client
         self.informers = informers
         self.rediscover = rediscover
         self.retry = retry
+        self.settle = settle  # after a CRD or APIService change, the wait before discovering again
+        self._discovery_due = asyncio.Event()
         self.objects: dict[str, tuple[APIResource, Obj]] = {}  # uid -> (resource, last state)
         self.dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
         self.kinds: dict[tuple[str, str], APIResource] = {}  # (apiVersion, kind) -> resource
@@ -61,10 +68,21 @@ class GarbageCollector:
                 if worker is None and await self.informers.wait_for_cache_sync(self.rediscover):
                     # Only a complete graph tells an owner it has no dependents left.
                     worker = asyncio.create_task(work(self.queue, self._process, name="garbage collector: object"))
-                await asyncio.sleep(self.rediscover)
+                await self._next_discovery()
         finally:
             if worker is not None:
                 worker.cancel()
+
+    async def _next_discovery(self) -> None:
+        """Wait out the period, or less once a source of discovery changed (then let it settle:
+        a CRD is served a moment after it is written, and one change often brings a few)."""
+        try:
+            await asyncio.wait_for(self._discovery_due.wait(), self.rediscover)
+        except TimeoutError:
+            pass
+        else:
+            await asyncio.sleep(self.settle)
+        self._discovery_due.clear()
 
     async def _discover(self) -> None:
         for resource in await server_resources(self.client, skip_failed=True):  # an aggregated server may be down
@@ -85,6 +103,8 @@ class GarbageCollector:
 
     # -- the graph --------------------------------------------------------------------------
     def _observe(self, resource: APIResource, obj: Obj) -> None:
+        if (resource.group, resource.plural) in DISCOVERY_SOURCES:
+            self._discovery_due.set()
         meta = obj["metadata"]
         uid = meta["uid"]
         previous = self.objects.get(uid)
