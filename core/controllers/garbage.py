@@ -14,8 +14,9 @@ kube-controller-manager's collector does, so a slow informer never causes a wron
 dependent whose owner's kind discovery does not list yet (a custom resource whose CRD came after
 the last discovery) is looked at again after the next discovery, as kube's collector retries a
 REST mapping error: it is collected once the kind is known. Discovery runs every 30 s, as kube's,
-and also soon after a CustomResourceDefinition or APIService changes (kube's waits for its next
-period), so a new kind's objects are collected within about a second of it being served.
+and also soon after a CustomResourceDefinition or APIService appears that serves what the last
+discovery did not list (kube's waits for its next period), so a new kind's objects are collected
+within about a second of it being served.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class GarbageCollector:
 
     # -- the graph --------------------------------------------------------------------------
     def _observe(self, resource: APIResource, obj: Obj) -> None:
-        if (resource.group, resource.plural) in DISCOVERY_SOURCES:
+        if (resource.group, resource.plural) in DISCOVERY_SOURCES and not self._discovered(resource, obj):
             self._discovery_due.set()
         meta = obj["metadata"]
         uid = meta["uid"]
@@ -117,6 +118,17 @@ class GarbageCollector:
                 self._enqueue(uid)  # maybe an orphan of a deleted owner: check it
         if meta.get("deletionTimestamp") and {ORPHAN, FOREGROUND} & set(meta.get("finalizers") or ()):
             self._enqueue(uid)
+
+    def _discovered(self, resource: APIResource, obj: Obj) -> bool:
+        """Whether the last discovery listed what this CRD or APIService serves (so the first
+        list of them, and their status updates, discover nothing again)."""
+        spec = obj.get("spec") or {}
+        if resource.plural == "apiservices":
+            api_version = GroupVersion(spec.get("group", ""), spec.get("version", "")).api_version
+            return any(known == api_version for known, _ in self.kinds)
+        kind = (spec.get("names") or {}).get("kind", "")
+        return all((GroupVersion(spec.get("group", ""), v.get("name", "")).api_version, kind) in self.kinds
+                   for v in spec.get("versions") or () if v.get("served"))
 
     def _forget(self, obj: Obj) -> None:
         uid = obj["metadata"]["uid"]
