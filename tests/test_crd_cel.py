@@ -187,7 +187,10 @@ async def test_regex_functions_run_on_re2_in_linear_time(api: Client) -> None:
         "probe": {"type": "string", "maxLength": 8, "x-kubernetes-validations": [
             # Go's FindAllString: empty matches count, capture groups do not narrow the match
             {"rule": "self.findAll('x*').size() == size(self) + 1", "message": "empty matches"},
-            {"rule": "self.find('(b)(c)') == 'bc' && self.findAll('b|bc', 1) == ['b']", "message": "leftmost-first"}]}}}
+            {"rule": "self.find('(b)(c)') == 'bc' && self.findAll('b|bc', 1) == ['b']", "message": "leftmost-first"},
+            # matches in each form kplane compiles its constant pattern once for, and on a computed pattern
+            {"rule": "matches(self, '^a') && ['x', self].exists(s, s.matches('c$')) == self.endsWith('c')"
+                     " && {'k': self.matches('^[a-z]+$')}['k'] && self.matches(self.substring(0, 1))", "message": "forms"}]}}}
     await served(api, crd(schema))
     loop = asyncio.get_running_loop()
     began = loop.time()

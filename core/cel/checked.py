@@ -3,6 +3,13 @@
 The CEL binding exposes no tree, only ``Expression.serialize()`` (a ``google.protobuf.Any``
 holding the checked expression). Cost estimation needs the tree, so this reads the few messages
 of ``cel/expr/syntax.proto`` it needs straight from the protobuf wire format.
+
+It also writes one change back: :func:`with_own_calls` points the calls of a function the
+binding runs slowly at kplane's implementation of it (declared by ``libraries.py``), for
+``Env.deserialize`` to plan. The binding lets no function of the standard library be replaced,
+and its ``matches`` compiles the pattern at every evaluation (70 ms a call for
+``^\\p{L}{0,60}$``), where cel-go compiles a constant pattern once. :func:`tree` names such a
+call by its CEL name.
 """
 
 from __future__ import annotations
@@ -12,6 +19,11 @@ import struct
 from typing import Any
 
 _Fields = dict[int, list[Any]]
+_Record = tuple[int, int, Any]  # field number, wire type, value (bytes for length-delimited and fixed)
+
+#: CEL function -> kplane's implementation of it.
+OWN_CALLS = {"matches": "kplane.matches"}
+_CEL_NAMES = {own: name for name, own in OWN_CALLS.items()}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -25,9 +37,9 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> _Fields:
-    """One message's fields by number; length-delimited ones stay bytes (parsed on demand)."""
-    out: _Fields = {}
+def _records(data: bytes) -> list[_Record]:
+    """One message's fields, in order."""
+    out: list[_Record] = []
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
@@ -44,8 +56,80 @@ def _fields(data: bytes) -> _Fields:
             value, pos = data[pos:pos + 4], pos + 4
         else:
             raise ValueError(f"unsupported wire type {wire}")
+        out.append((number, wire, value))
+    return out
+
+
+def _fields(data: bytes) -> _Fields:
+    """One message's fields by number; length-delimited ones stay bytes (parsed on demand)."""
+    out: _Fields = {}
+    for number, _, value in _records(data):
         out.setdefault(number, []).append(value)
     return out
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _encode(records: list[_Record]) -> bytes:
+    out = bytearray()
+    for number, wire, value in records:
+        out += _varint_bytes(number << 3 | wire)
+        if wire == 0:
+            out += _varint_bytes(value)
+        elif wire == 2:
+            out += _varint_bytes(len(value)) + value
+        else:
+            out += value
+    return bytes(out)
+
+
+def _rewrite(data: bytes, parts: dict[int, Any]) -> bytes:
+    """``data`` with each length-delimited field numbered in ``parts`` passed through its function."""
+    return _encode([(n, w, parts[n](v) if w == 2 and n in parts else v) for n, w, v in _records(data)])
+
+
+def _is_string_constant(expr: bytes) -> bool:
+    constant = _fields(expr).get(3)
+    return bool(constant) and 6 in _fields(constant[-1])
+
+
+def _own_expr(data: bytes) -> bytes:
+    return _rewrite(data, _EXPR_PARTS)
+
+
+def _own_call(data: bytes) -> bytes:
+    """A call, renamed when its function is kplane's and its pattern a constant (a pattern
+    computed at run time is compiled at each call, as cel-go does). The runtime finds a function
+    by its name and argument types: reference_map's overload ids stay as they were."""
+    records = _records(data)
+    name = next((v.decode() for n, w, v in records if n == 2 and w == 2), "")
+    args = [v for n, w, v in records if n == 3 and w == 2]
+    if name in OWN_CALLS and args and _is_string_constant(args[-1]):
+        records = [(n, w, OWN_CALLS[name].encode()) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
+    return _rewrite(_encode(records), {1: _own_expr, 3: _own_expr})
+
+
+# Expr's sub-expressions: select's operand, call, list elements, struct entries' keys and values,
+# a comprehension's range, init, condition, step and result.
+_EXPR_PARTS: dict[int, Any] = {
+    5: lambda d: _rewrite(d, {1: _own_expr}),
+    6: _own_call,
+    7: lambda d: _rewrite(d, {1: _own_expr}),
+    8: lambda d: _rewrite(d, {2: lambda e: _rewrite(e, {3: _own_expr, 4: _own_expr})}),
+    9: lambda d: _rewrite(d, {n: _own_expr for n in (2, 4, 5, 6, 7)}),
+}
+
+
+def with_own_calls(serialized: bytes) -> bytes:
+    """``Expression.serialize()``'s bytes with the calls of :data:`OWN_CALLS` renamed to kplane's functions."""
+    return _rewrite(serialized, {2: lambda checked: _rewrite(checked, {4: _own_expr})})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -115,7 +199,8 @@ def _node(data: bytes) -> Node:
         c = _fields(_one(f, 6))
         receiver = (_node(_one(c, 1)),) if 1 in c else ()
         args = tuple(_node(a) for a in c.get(3, []))
-        return Node("call", name=_text(c, 2), args=receiver + args, target=bool(receiver))
+        name = _text(c, 2)
+        return Node("call", name=_CEL_NAMES.get(name, name), args=receiver + args, target=bool(receiver))
     if 7 in f:
         return Node("list", args=tuple(_node(e) for e in _fields(_one(f, 7)).get(1, [])))
     if 8 in f:

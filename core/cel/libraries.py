@@ -1,6 +1,7 @@
 """Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) as functions of the CEL
 environment: quantity, url, ip, cidr, regex ``find``/``findAll`` (RE2, :mod:`..regex`), lists
-and sets; the authorizer (:mod:`.authz`).
+and sets; the authorizer (:mod:`.authz`); ``matches`` on a constant pattern, compiled once
+(:func:`.checked.with_own_calls` points such calls here).
 
 The binding cannot carry opaque values, so a Quantity, URL, IP or CIDR is a one-entry map
 ``{"<type name>": canonical text}``: equality of two quantities is equality of their values,
@@ -18,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from cel_expr_python import cel
 
 from kplane.core.meta import quantity
-from kplane.core.cel import authz, regex
+from kplane.core.cel import authz, checked, regex
 
 T = cel.Type
 OPAQUE = T.Map(T.STRING, T.STRING)  # the static type of a library value
@@ -178,6 +179,13 @@ def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
         raise LibraryError(f"Illegal regex: {err}") from None
 
 
+def _matches(text: str, pattern: str) -> bool:
+    try:
+        return regex.matches(text, pattern)
+    except ValueError as err:
+        raise LibraryError(str(err)) from None
+
+
 def _comparable(items: list[Any]) -> list[Any]:
     kinds = {type(i) for i in items}
     if len(kinds) > 1 and not kinds <= {int, float}:
@@ -281,6 +289,8 @@ def functions() -> list[cel.FunctionDecl]:
             ("cidr_contains_cidr", b, [q, q], True, _contains_cidr)),
         _fn("masked", ("cidr_masked", q, [q], True, lambda v: {CIDR: str(_cidr(v).network)})),
         _fn("prefixLength", ("cidr_prefix_length", i, [q], True, lambda v: _cidr(v).network.prefixlen)),
+        _fn(checked.OWN_CALLS["matches"], ("kplane_string_matches_string", b, [s, s], True, _matches),
+            ("kplane_matches_string_string", b, [s, s], False, _matches)),
         _fn("find", ("string_find_string", s, [s, s], True, _find)),
         _fn("findAll", ("string_find_all_string", T.List(s), [s, s], True, _find_all),
             ("string_find_all_string_int", T.List(s), [s, s, i], True, _find_all)),

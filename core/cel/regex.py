@@ -2,15 +2,17 @@
 
 Kubernetes compiles a schema's ``pattern`` and the patterns of CEL's ``matches``/``find``/
 ``findAll`` with Go's RE2 engine, so no pattern backtracks catastrophically. Python's ``re``
-offers neither (other syntax, exponential backtracking), so every pattern here runs on RE2: a
-schema's pattern is compiled once by google-re2 (the CEL implementation's own RE2 compiles a
-pattern again on every evaluation: 80 ms a match for ``^\\p{L}{0,60}$``), CEL's regex
-extension's ``regex.replace`` finds the matches of a pattern that comes with the call. The CRD's
-check of a ``pattern`` and a failing ``find`` word RE2's refusal as Go does.
+offers neither (other syntax, exponential backtracking), so every pattern here runs on RE2:
+google-re2 compiles a schema's pattern and a rule's constant ``matches`` pattern once (the CEL
+implementation's own RE2 compiles a pattern again at every evaluation: 80 ms a match for
+``^\\p{L}{0,60}$``); CEL's regex extension's ``regex.replace`` finds the matches for ``find``
+and ``findAll``. The CRD's check of a ``pattern`` and a failing ``find`` word RE2's refusal as
+Go does.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -85,6 +87,20 @@ class Pattern:
     def matches(self, value: str) -> bool:
         """Whether ``value`` contains a match (Go's ``MatchString``: not anchored)."""
         return self._search is not None and self._search(value) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern(source: str) -> Pattern:
+    return Pattern(source)
+
+
+def matches(text: str, source: str) -> bool:
+    """CEL's ``matches`` with a constant pattern (the rules' constants: each compiled once).
+    ValueError, in Go's words, when ``source`` is refused."""
+    pattern = _pattern(source)
+    if pattern.error:
+        raise ValueError(pattern.error)
+    return pattern.matches(text)
 
 
 def compile_error(source: str) -> str | None:

@@ -56,7 +56,7 @@ def compile_expression(source: str, declarations: Declarations, want: str | tupl
     (``BOOL``, ``STRING``, or ``DYN`` for anything), or a tuple of those it may have (an audit
     annotation's ``("STRING", "NULL")``). Raises CompileError."""
     try:
-        program = cel.environment.new(declarations.signatures()).compile(source)
+        program = cel.environment.compile(cel.environment.new(declarations.signatures()), source)
     except RuntimeError as err:
         raise CompileError(f"compilation failed: {cel.environment.status_text(err)}") from None
     returns = program.return_type().name()

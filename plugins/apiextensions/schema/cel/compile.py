@@ -61,7 +61,7 @@ def compile_rule(source: str, sig: str, optional_old: bool, want: str, what: str
     (``BOOL`` for rules, ``STRING`` for messageExpressions); ``what`` names it in errors."""
     prefix = "compilation failed" if what == "rule" else "messageExpression compilation failed"
     try:
-        program = rule_environment(sig, "dyn" if optional_old else "typed").compile(source)
+        program = cel.environment.compile(rule_environment(sig, "dyn" if optional_old else "typed"), source)
     except RuntimeError as err:
         raise CompileError(f"{prefix}: {cel.environment.status_text(err)}") from None
     if program.return_type().name() not in (want, "DYN"):
@@ -75,7 +75,7 @@ def compile_rule(source: str, sig: str, optional_old: bool, want: str, what: str
         # The rule keeps a line of its own, so errors point into it (one line down).
         wrapped = f"cel.bind(oldSelf, has({_OLD}.v) ? optional.of({_OLD}.v) : optional.none(), (\n{source}\n))"
         try:
-            program = rule_environment(sig, "holder").compile(wrapped)
+            program = cel.environment.compile(rule_environment(sig, "holder"), wrapped)
         except RuntimeError as err:
             text = re.sub(r"<input>:(\d+):", lambda m: f"<input>:{int(m.group(1)) - 1}:", cel.environment.status_text(err))
             raise CompileError(f"{prefix}: {text}") from None
