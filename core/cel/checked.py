@@ -22,7 +22,7 @@ _Fields = dict[int, list[Any]]
 _Record = tuple[int, int, Any]  # field number, wire type, value (bytes for length-delimited and fixed)
 
 #: CEL function -> kplane's implementation of it.
-OWN_CALLS = {"matches": "kplane.matches"}
+OWN_CALLS = {"matches": "kplane.matches", "find": "kplane.find", "findAll": "kplane.findAll"}
 _CEL_NAMES = {own: name for name, own in OWN_CALLS.items()}
 
 
@@ -111,7 +111,8 @@ def _own_call(data: bytes) -> bytes:
     records = _records(data)
     name = next((v.decode() for n, w, v in records if n == 2 and w == 2), "")
     args = [v for n, w, v in records if n == 3 and w == 2]
-    if name in OWN_CALLS and args and _is_string_constant(args[-1]):
+    pattern = args[0 if any(n == 1 for n, _, _ in records) else 1:][:1]  # text.f(pattern, ...) or f(text, pattern)
+    if name in OWN_CALLS and pattern and _is_string_constant(pattern[0]):
         records = [(n, w, OWN_CALLS[name].encode()) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
     return _rewrite(_encode(records), {1: _own_expr, 3: _own_expr})
 

@@ -165,25 +165,35 @@ def _contains_cidr(cidr: dict[str, str], other: Any) -> bool:
 
 # --- regex (RE2), lists ------------------------------------------------------------------------------
 
-def _find(text: str, pattern: str) -> str:
+def _regex(pattern: str, *, constant: bool) -> regex.Pattern:
     try:
-        return regex.find(text, pattern)
-    except ValueError as err:
-        raise LibraryError(f"Illegal regex: {err}") from None
-
-
-def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
-    try:
-        return regex.find_all(text, pattern, limit)
+        return regex.compiled(pattern, constant=constant)
     except ValueError as err:
         raise LibraryError(f"Illegal regex: {err}") from None
 
 
 def _matches(text: str, pattern: str) -> bool:
+    """``matches`` on a constant pattern (the binding's own runs the others)."""
     try:
-        return regex.matches(text, pattern)
+        return regex.compiled(pattern, constant=True).matches(text)
     except ValueError as err:
         raise LibraryError(str(err)) from None
+
+
+def _find_functions(constant: bool) -> list[cel.FunctionDecl]:
+    """``find`` and ``findAll``; ``constant``: kplane's names for the calls whose pattern is
+    written in the rule (:func:`.checked.with_own_calls` points them here), compiled once."""
+    def find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
+        return _regex(pattern, constant=constant).find_all(text, limit)
+
+    def find(text: str, pattern: str) -> str:
+        return next(iter(find_all(text, pattern, 1)), "")
+
+    s, i, prefix = T.STRING, T.INT, "kplane_" if constant else ""
+    name = checked.OWN_CALLS.__getitem__ if constant else str
+    return [_fn(name("find"), (f"{prefix}string_find_string", s, [s, s], True, find)),
+            _fn(name("findAll"), (f"{prefix}string_find_all_string", T.List(s), [s, s], True, find_all),
+                (f"{prefix}string_find_all_string_int", T.List(s), [s, s, i], True, find_all))]
 
 
 def _comparable(items: list[Any]) -> list[Any]:
@@ -289,11 +299,10 @@ def functions() -> list[cel.FunctionDecl]:
             ("cidr_contains_cidr", b, [q, q], True, _contains_cidr)),
         _fn("masked", ("cidr_masked", q, [q], True, lambda v: {CIDR: str(_cidr(v).network)})),
         _fn("prefixLength", ("cidr_prefix_length", i, [q], True, lambda v: _cidr(v).network.prefixlen)),
+        *_find_functions(constant=False),
+        *_find_functions(constant=True),
         _fn(checked.OWN_CALLS["matches"], ("kplane_string_matches_string", b, [s, s], True, _matches),
             ("kplane_matches_string_string", b, [s, s], False, _matches)),
-        _fn("find", ("string_find_string", s, [s, s], True, _find)),
-        _fn("findAll", ("string_find_all_string", T.List(s), [s, s], True, _find_all),
-            ("string_find_all_string_int", T.List(s), [s, s, i], True, _find_all)),
         _fn("isSorted", ("list_is_sorted", b, [_LIST], True, _is_sorted)),
         _fn("sum", ("list_sum", T.DYN, [_LIST], True, _sum)),
         _fn("min", ("list_min", T.DYN, [_LIST], True, _extreme(min))),
