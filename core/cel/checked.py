@@ -21,9 +21,11 @@ from typing import Any
 _Fields = dict[int, list[Any]]
 _Record = tuple[int, int, Any]  # field number, wire type, value (bytes for length-delimited and fixed)
 
-#: CEL function -> kplane's implementation of it.
-OWN_CALLS = {"matches": "kplane.matches", "find": "kplane.find", "findAll": "kplane.findAll"}
-_CEL_NAMES = {own: name for name, own in OWN_CALLS.items()}
+#: CEL function -> kplane's implementations of it: for a constant pattern, for a computed one
+#: (``matches``: every call leaves the binding's RE2, which logs to stderr what it cannot fit).
+OWN_CALLS = {"matches": ("kplane.matches", "kplane.matchesComputed"), "find": ("kplane.find", "find"),
+             "findAll": ("kplane.findAll", "findAll")}
+_CEL_NAMES = {own: name for name, owns in OWN_CALLS.items() for own in owns}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -105,15 +107,16 @@ def _own_expr(data: bytes) -> bytes:
 
 
 def _own_call(data: bytes) -> bytes:
-    """A call, renamed when its function is kplane's and its pattern a constant (a pattern
-    computed at run time is compiled at each call, as cel-go does). The runtime finds a function
-    by its name and argument types: reference_map's overload ids stay as they were."""
+    """A call of a function of :data:`OWN_CALLS`, renamed to kplane's for its pattern: a constant
+    is compiled once, a pattern computed at run time at each call, as cel-go does. The runtime
+    finds a function by its name and argument types: reference_map's overload ids stay as they were."""
     records = _records(data)
     name = next((v.decode() for n, w, v in records if n == 2 and w == 2), "")
     args = [v for n, w, v in records if n == 3 and w == 2]
     pattern = args[0 if any(n == 1 for n, _, _ in records) else 1:][:1]  # text.f(pattern, ...) or f(text, pattern)
-    if name in OWN_CALLS and pattern and _is_string_constant(pattern[0]):
-        records = [(n, w, OWN_CALLS[name].encode()) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
+    if name in OWN_CALLS and pattern:
+        own = OWN_CALLS[name][0 if _is_string_constant(pattern[0]) else 1]
+        records = [(n, w, own.encode()) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
     return _rewrite(_encode(records), {1: _own_expr, 3: _own_expr})
 
 

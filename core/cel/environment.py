@@ -52,7 +52,8 @@ def new(variables: dict[str, str]) -> Any:
 
 def compile(env: Any, source: str) -> Any:
     """``env.compile(source)`` (RuntimeError when refused), its calls of functions kplane runs
-    itself pointed at them (:func:`.checked.with_own_calls`: ``matches`` on a constant pattern)."""
+    itself pointed at them (:func:`.checked.with_own_calls`: ``matches``, ``find`` and
+    ``findAll``, each constant pattern compiled once)."""
     program = env.compile(source)
     serialized = program.serialize()
     if not any(name.encode() in serialized for name in checked.OWN_CALLS):

@@ -172,12 +172,21 @@ def _regex(pattern: str, *, constant: bool) -> regex.Pattern:
         raise LibraryError(f"Illegal regex: {err}") from None
 
 
-def _matches(text: str, pattern: str) -> bool:
-    """``matches`` on a constant pattern (the binding's own runs the others)."""
-    try:
-        return regex.compiled(pattern, constant=True).matches(text)
-    except ValueError as err:
-        raise LibraryError(str(err)) from None
+def _matches_functions() -> list[cel.FunctionDecl]:
+    """``matches``, each form for a constant pattern and for a computed one (both leave the
+    binding's own, see :data:`.checked.OWN_CALLS`)."""
+    b, s = T.BOOL, T.STRING
+    decls = []
+    for name, constant in zip(checked.OWN_CALLS["matches"], (True, False)):
+        def matches(text: str, pattern: str, constant: bool = constant) -> bool:
+            try:
+                return regex.compiled(pattern, constant=constant).matches(text)
+            except ValueError as err:
+                raise LibraryError(str(err)) from None
+        tag = "" if constant else "_computed"
+        decls.append(_fn(name, (f"kplane_string_matches_string{tag}", b, [s, s], True, matches),
+                         (f"kplane_matches_string_string{tag}", b, [s, s], False, matches)))
+    return decls
 
 
 def _find_functions(constant: bool) -> list[cel.FunctionDecl]:
@@ -190,7 +199,7 @@ def _find_functions(constant: bool) -> list[cel.FunctionDecl]:
         return next(iter(find_all(text, pattern, 1)), "")
 
     s, i, prefix = T.STRING, T.INT, "kplane_" if constant else ""
-    name = checked.OWN_CALLS.__getitem__ if constant else str
+    name = (lambda f: checked.OWN_CALLS[f][0]) if constant else str
     return [_fn(name("find"), (f"{prefix}string_find_string", s, [s, s], True, find)),
             _fn(name("findAll"), (f"{prefix}string_find_all_string", T.List(s), [s, s], True, find_all),
                 (f"{prefix}string_find_all_string_int", T.List(s), [s, s, i], True, find_all))]
@@ -301,8 +310,7 @@ def functions() -> list[cel.FunctionDecl]:
         _fn("prefixLength", ("cidr_prefix_length", i, [q], True, lambda v: _cidr(v).network.prefixlen)),
         *_find_functions(constant=False),
         *_find_functions(constant=True),
-        _fn(checked.OWN_CALLS["matches"], ("kplane_string_matches_string", b, [s, s], True, _matches),
-            ("kplane_matches_string_string", b, [s, s], False, _matches)),
+        *_matches_functions(),
         _fn("isSorted", ("list_is_sorted", b, [_LIST], True, _is_sorted)),
         _fn("sum", ("list_sum", T.DYN, [_LIST], True, _sum)),
         _fn("min", ("list_min", T.DYN, [_LIST], True, _extreme(min))),
