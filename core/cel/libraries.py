@@ -1,7 +1,8 @@
 """Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) as functions of the CEL
-environment: quantity, url, ip, cidr, regex ``find``/``findAll`` (RE2, :mod:`..regex`), lists
-and sets; the authorizer (:mod:`.authz`); ``matches`` on a constant pattern, compiled once
-(:func:`.checked.with_own_calls` points such calls here).
+environment: quantity, url, ip, cidr, regex ``find``/``findAll``, lists and sets; the authorizer
+(:mod:`.authz`); and ``matches``, in place of the binding's. The regex functions run on RE2
+(:mod:`..regex`), a constant pattern compiled once (:func:`.checked.with_own_calls` points such
+calls at kplane's names for them).
 
 The binding cannot carry opaque values, so a Quantity, URL, IP or CIDR is a one-entry map
 ``{"<type name>": canonical text}``: equality of two quantities is equality of their values,
@@ -172,21 +173,19 @@ def _regex(pattern: str, *, constant: bool) -> regex.Pattern:
         raise LibraryError(f"Illegal regex: {err}") from None
 
 
-def _matches_functions() -> list[cel.FunctionDecl]:
-    """``matches``, each form for a constant pattern and for a computed one (both leave the
-    binding's own, see :data:`.checked.OWN_CALLS`)."""
-    b, s = T.BOOL, T.STRING
-    decls = []
-    for name, constant in zip(checked.OWN_CALLS["matches"], (True, False)):
-        def matches(text: str, pattern: str, constant: bool = constant) -> bool:
-            try:
-                return regex.compiled(pattern, constant=constant).matches(text)
-            except ValueError as err:
-                raise LibraryError(str(err)) from None
-        tag = "" if constant else "_computed"
-        decls.append(_fn(name, (f"kplane_string_matches_string{tag}", b, [s, s], True, matches),
-                         (f"kplane_matches_string_string{tag}", b, [s, s], False, matches)))
-    return decls
+def _matches_functions(constant: bool) -> list[cel.FunctionDecl]:
+    """``matches`` in both forms, kplane's in place of the binding's (see :data:`.checked.OWN_CALLS`):
+    ``constant``, for the calls whose pattern is written in the rule, compiled once."""
+    def matches(text: str, pattern: str) -> bool:
+        try:
+            return regex.compiled(pattern, constant=constant).matches(text)
+        except ValueError as err:
+            raise LibraryError(str(err)) from None
+
+    b, s, tag = T.BOOL, T.STRING, "" if constant else "_computed"
+    return [_fn(checked.OWN_CALLS["matches"][0 if constant else 1],
+                (f"kplane_string_matches_string{tag}", b, [s, s], True, matches),
+                (f"kplane_matches_string_string{tag}", b, [s, s], False, matches))]
 
 
 def _find_functions(constant: bool) -> list[cel.FunctionDecl]:
@@ -310,7 +309,8 @@ def functions() -> list[cel.FunctionDecl]:
         _fn("prefixLength", ("cidr_prefix_length", i, [q], True, lambda v: _cidr(v).network.prefixlen)),
         *_find_functions(constant=False),
         *_find_functions(constant=True),
-        *_matches_functions(),
+        *_matches_functions(constant=False),
+        *_matches_functions(constant=True),
         _fn("isSorted", ("list_is_sorted", b, [_LIST], True, _is_sorted)),
         _fn("sum", ("list_sum", T.DYN, [_LIST], True, _sum)),
         _fn("min", ("list_min", T.DYN, [_LIST], True, _extreme(min))),
