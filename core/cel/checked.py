@@ -28,6 +28,11 @@ OWN_CALLS = {"matches": ("kplane.matches", "kplane.matchesComputed"), "find": ("
 _CEL_NAMES = {own: name for name, owns in OWN_CALLS.items() for own in owns}
 
 
+def own_name(function: str, constant: bool) -> str:
+    """kplane's name for a call of ``function`` (a key of :data:`OWN_CALLS`) on a constant pattern or a computed one."""
+    return OWN_CALLS[function][0 if constant else 1]
+
+
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
@@ -115,8 +120,8 @@ def _own_call(data: bytes) -> bytes:
     args = [v for n, w, v in records if n == 3 and w == 2]
     pattern = args[0 if any(n == 1 for n, _, _ in records) else 1:][:1]  # text.f(pattern, ...) or f(text, pattern)
     if name in OWN_CALLS and pattern:
-        own = OWN_CALLS[name][0 if _is_string_constant(pattern[0]) else 1]
-        records = [(n, w, own.encode()) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
+        own = own_name(name, _is_string_constant(pattern[0])).encode()
+        records = [(n, w, own) if n == 2 and w == 2 else (n, w, v) for n, w, v in records]
     return _rewrite(_encode(records), {1: _own_expr, 3: _own_expr})
 
 

@@ -166,24 +166,22 @@ def _contains_cidr(cidr: dict[str, str], other: Any) -> bool:
 
 # --- regex (RE2), lists ------------------------------------------------------------------------------
 
-def _regex(pattern: str, *, constant: bool) -> regex.Pattern:
+def _regex(pattern: str, *, constant: bool, refusal: str = "Illegal regex: ") -> regex.Pattern:
+    """``pattern`` compiled; a refused one is the rule's error, ``refusal`` before Go's words."""
     try:
         return regex.compiled(pattern, constant=constant)
     except ValueError as err:
-        raise LibraryError(f"Illegal regex: {err}") from None
+        raise LibraryError(f"{refusal}{err}") from None
 
 
 def _matches_functions(constant: bool) -> list[cel.FunctionDecl]:
     """``matches`` in both forms, kplane's in place of the binding's (see :data:`.checked.OWN_CALLS`):
     ``constant``, for the calls whose pattern is written in the rule, compiled once."""
     def matches(text: str, pattern: str) -> bool:
-        try:
-            return regex.compiled(pattern, constant=constant).matches(text)
-        except ValueError as err:
-            raise LibraryError(str(err)) from None
+        return _regex(pattern, constant=constant, refusal="").matches(text)
 
     b, s, tag = T.BOOL, T.STRING, "" if constant else "_computed"
-    return [_fn(checked.OWN_CALLS["matches"][0 if constant else 1],
+    return [_fn(checked.own_name("matches", constant),
                 (f"kplane_string_matches_string{tag}", b, [s, s], True, matches),
                 (f"kplane_matches_string_string{tag}", b, [s, s], False, matches))]
 
@@ -198,9 +196,9 @@ def _find_functions(constant: bool) -> list[cel.FunctionDecl]:
         return next(iter(find_all(text, pattern, 1)), "")
 
     s, i, prefix = T.STRING, T.INT, "kplane_" if constant else ""
-    name = (lambda f: checked.OWN_CALLS[f][0]) if constant else str
-    return [_fn(name("find"), (f"{prefix}string_find_string", s, [s, s], True, find)),
-            _fn(name("findAll"), (f"{prefix}string_find_all_string", T.List(s), [s, s], True, find_all),
+    return [_fn(checked.own_name("find", constant), (f"{prefix}string_find_string", s, [s, s], True, find)),
+            _fn(checked.own_name("findAll", constant),
+                (f"{prefix}string_find_all_string", T.List(s), [s, s], True, find_all),
                 (f"{prefix}string_find_all_string_int", T.List(s), [s, s, i], True, find_all))]
 
 
