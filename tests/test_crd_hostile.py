@@ -88,6 +88,19 @@ async def test_patterns_and_hostnames_cost_a_match_each_not_a_compilation(api: C
     assert (await api.get(f"{path}/bad")).status == 404
 
 
+async def test_a_pattern_of_deeply_nested_groups_matches_in_linear_time(api: Client) -> None:
+    """5,000 nested empty groups: RE2 tracking each group cost 0.7 s per 100 kB value matched."""
+    path = await create_served(api, crd("nests", {"type": "object", "properties": {
+        "l": {"type": "array", "items": {"type": "string", "pattern": "(" * 5000 + ")" * 5000 + "^x+$"}}}}))
+    began = time.perf_counter()
+    created = await api.post(path, obj("Nest", "deep", l=["x" * 100_000] * 20))
+    assert created.status == 201, created
+    assert time.perf_counter() - began < 3
+    refused = await api.post(path, obj("Nest", "bad", l=["xy"]))
+    assert refused.status == 422 and refused.body["details"]["causes"][0]["field"] == "spec.l[0]", refused
+    assert (await api.get(f"{path}/bad")).status == 404
+
+
 async def test_a_rule_growing_a_string_is_refused_for_what_it_builds(api: Client) -> None:
     """Each replace multiplies a 40-character string by 40: the estimate follows the growth
     (cel-go's replace), so the rule whose last step builds 100 MB never reaches a request."""

@@ -19,6 +19,9 @@ import re2
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a refused pattern is the caller's answer, not a line on stderr
+# Only whole matches are asked for; RE2 tracking every group made a match of 5,000 nested empty
+# groups over 100 kB take 0.7 s (0.1 ms without).
+_OPTIONS.never_capture = True
 
 # RE2's error codes (re2.cc CodeText) as Go's regexp/syntax names them.
 _GO_CODES = {
