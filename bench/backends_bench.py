@@ -7,11 +7,15 @@ created Deployment as kplane stores it):
   HTTP/JSON gateway, ``SQLiteStorage`` with its group commit), in this process;
 * kplane: Deployment creates over HTTP to a ``kplane serve`` process on that storage (without
   its controllers: the API server's write path), driven by ``wrk`` when it is on PATH (Debian's
-  ``wrk``: a compiled load generator leaves both cores to the server), else by the Python client.
+  ``wrk``: a compiled load generator leaves both cores to the server), else by the Python client;
+* floor: the same creates, driven the same way, to ``bench/floor_server.py`` on that storage:
+  bare aiohttp, JSON and the storage client, no API machinery. It is as fast as a Python server
+  on aiohttp can create, so ``kplane/floor`` is what the machinery costs and ``floor/raw`` what
+  HTTP and JSON alone cost on top of the store.
 
 etcd keeps its data on the same disk as SQLite (the temp dir), both with fsync on commit.
 
-The ratio is what the API server costs on top of the store.
+The issue's targets are ratios ``kplane/raw``: 0.25 on SQLite, 0.6 on etcd.
 
     python bench/backends_bench.py [--seconds 5]
 """
@@ -20,15 +24,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import aiohttp
 
-from common import DEPLOYMENTS, deployment, kplane, wrk_available, wrk_creates
+from common import DEPLOYMENTS, deployment, free_port, kplane, wait_ready, wrk_available, wrk_creates
 from tests.etcd_process import EtcdProcess
 
 from kplane.core.storage.etcd import EtcdStorage
@@ -36,6 +43,7 @@ from kplane.core.storage.interface import Storage
 from kplane.core.storage.sqlite import SQLiteStorage
 
 CONCURRENCY = 16
+FLOOR = Path(__file__).resolve().parent / "floor_server.py"
 
 
 async def rate(seconds: float, one: Callable[[int, int], Awaitable[None]]) -> float:
@@ -87,6 +95,20 @@ async def kplane_creates(url: str, seconds: float) -> tuple[float, int]:
         return await rate(seconds, one), size
 
 
+@contextlib.contextmanager
+def floor(storage_url: str) -> Iterator[str]:
+    """A ready ``floor_server.py`` on ``storage_url``, and its URL; stopped afterwards."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(FLOOR), str(port), storage_url], stdout=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, process)  # type: ignore[arg-type]
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
 async def main(seconds: float) -> None:
     rows = []
     disk = tempfile.gettempdir()  # etcd's data on the same disk as SQLite's, both fsyncing
@@ -97,19 +119,23 @@ async def main(seconds: float) -> None:
             storage_url = f"etcd://127.0.0.1:{etcd.client_port}/bench"
             with kplane(Path(tmp), "--no-controllers", "--storage", storage_url) as (_, url):
                 api, size = await kplane_creates(url, seconds)
+            with floor(f"etcd://127.0.0.1:{etcd.client_port}/floor") as url:
+                bare, _ = await kplane_creates(url, seconds)
             raw = await raw_creates(await EtcdStorage.open([etcd.endpoint], prefix="/raw"), seconds, size)
-            rows.append(("etcd", raw, api))
+            rows.append(("etcd", raw, bare, api))
     finally:
         etcd.cleanup()
     with tempfile.TemporaryDirectory() as tmp:
         with kplane(Path(tmp) / "kplane", "--no-controllers") as (_, url):
             api, size = await kplane_creates(url, seconds)
+        with floor(f"sqlite://{tmp}/floor.db") as url:
+            bare, _ = await kplane_creates(url, seconds)
         raw = await raw_creates(await SQLiteStorage.open(f"{tmp}/raw.db"), seconds, size)
-        rows.append(("SQLite", raw, api))
+        rows.append(("SQLite", raw, bare, api))
     print(f"creates/s, {CONCURRENCY} concurrent, {size}-byte values; load: {'wrk' if wrk_available() else 'the Python client'}")
-    print(f"{'backend':<10}{'raw storage':>13}{'kplane':>10}{'kplane/raw':>12}")
-    for name, raw, api in rows:
-        print(f"{name:<10}{raw:>13.0f}{api:>10.0f}{api / raw:>12.2f}")
+    print(f"{'backend':<10}{'raw storage':>13}{'floor':>9}{'kplane':>10}{'floor/raw':>11}{'kplane/raw':>12}{'kplane/floor':>14}")
+    for name, raw, bare, api in rows:
+        print(f"{name:<10}{raw:>13.0f}{bare:>9.0f}{api:>10.0f}{bare / raw:>11.2f}{api / raw:>12.2f}{api / bare:>14.2f}")
 
 
 if __name__ == "__main__":
