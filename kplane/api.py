@@ -87,7 +87,7 @@ from kplane.core.authz.authorizers import (
 # -- errors and validation ------------------------------------------------------------------------
 from kplane.core.meta import errors
 from kplane.core.meta.errors import (
-    APIError, FieldError, FieldErrorType, duplicate, forbidden, invalid, not_supported, required, too_long, too_many,
+    APIError, FieldError, FieldErrorType, duplicate, forbidden, internal, invalid, not_supported, required, too_long, too_many,
 )
 from kplane.core.meta.validation import (
     FIELD_IMMUTABLE, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_path_segment_name,

@@ -7,13 +7,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from tests.conftest import Client, Reply
 from tests.crds import CRDS, create_served, crd_body
 from tests.kubectl_cli import Kubectl
+from tests.servers import serving
+
+from kplane.core.storage.sqlite import SQLiteStorage
 
 WIDGETS = "/apis/cel.example.com/v1/namespaces/default/widgets"
 
@@ -78,6 +83,34 @@ async def test_rules_that_do_not_compile_refuse_the_crd(api: Client) -> None:
     assert found[2][2].endswith("messageExpression must evaluate to a string")
     assert found[3][:2] == ("FieldValueNotSupported", f"{at}[3].reason")
     assert found[4] == ("FieldValueInvalid", f"{at}[4].fieldPath", 'Invalid value: ".nope": fieldPath must be a valid path')
+    assert (await api.get(f"{CRDS}/widgets.cel.example.com")).status == 404
+
+
+async def test_rules_kube_s_validators_refuse_are_refused_with_the_crd(api: Client) -> None:
+    """What type-checks but kube's environment refuses (cel-go's literal validators, a constant
+    pattern RE2 cannot compile): the CRD is refused, with cel-go's position and wording."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 10}}, "x-kubernetes-validations": [
+        {"rule": "self.s.matches(')')"}, {"rule": "duration('1us') < duration('1nns')"},
+        {"rule": "timestamp('1000-00-00T00:00:00Z') < timestamp(0)"}, {"rule": "[1, 'a', false].filter(x, string(x) == 'a').size() > 0"},
+        {"rule": "{'k1': 'a', 'k2': 1}.size() == 2"}, {"rule": "self.s.find(')') == ''"},
+        {"rule": "true", "messageExpression": "self.s.findAll('a(') == [] ? 'x' : 'y'"},
+        # what kube takes: a computed pattern, mixed arguments of format, literals that convert, a dyn element
+        {"rule": "self.s.matches(self.s) && '%s-%d'.format(['a', 1]) == 'a-1' && duration('1h30m') > duration('0')"
+                 " && timestamp('2020-01-01T00:00:00Z') > timestamp(0) && [self.s, 'b'].size() == 2 && [[1], []].size() == 2"}]}
+    reply = await api.post(CRDS, crd(schema))
+    assert reply.status == 422, reply
+    at = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    found = {field: message for _, field, message in causes(reply)}
+    assert found.pop(f"{at}[0].rule").endswith("compilation failed: ERROR: <input>:1:16: invalid matches argument\n"
+                                                " | self.s.matches(')')\n | ...............^")
+    assert "compilation failed: ERROR: <input>:1:28: invalid duration argument" in found.pop(f"{at}[1].rule")
+    assert "compilation failed: ERROR: <input>:1:11: invalid timestamp argument" in found.pop(f"{at}[2].rule")
+    assert "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'" in found.pop(f"{at}[3].rule")
+    assert "compilation failed: ERROR: <input>:1:19: expected type 'string' but found 'int'" in found.pop(f"{at}[4].rule")
+    assert found.pop(f"{at}[5].rule").endswith("program instantiation failed: error parsing regexp: unexpected ): `)`")
+    assert found.pop(f"{at}[6].messageExpression").endswith(
+        "messageExpression instantiation failed: error parsing regexp: missing closing ): `a(`")
+    assert not found, found  # the last rule is taken
     assert (await api.get(f"{CRDS}/widgets.cel.example.com")).status == 404
 
 
@@ -252,3 +285,42 @@ async def test_rules_ratchet_on_values_stored_before_they_were_added(api: Client
     # rules reading oldSelf never ratchet
     reply = await api.patch(f"{WIDGETS}/w", {"spec": {"count": 1}})
     assert causes(reply) == [("FieldValueInvalid", "spec.count", 'Invalid value: "integer": count may not go down')], reply
+
+
+async def test_a_stored_rule_that_no_longer_compiles_refuses_what_it_applies_to(tmp_path: Path) -> None:
+    """A CRD stored before kplane refused its rule (here written into the storage directly) is
+    served failing closed, as kube serves one: each value the rule applies to is refused with the
+    compile error, none is let through unchecked."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [
+        {"rule": "self.find('[0-9]') == ''", "message": "no digits"}]}}}
+    data = tmp_path / "data"
+    with serving(data) as server:
+        async with aiohttp.ClientSession(server.url) as session:
+            async with session.post(CRDS, json=crd(schema)) as reply:
+                assert reply.status == 201, await reply.text()
+    storage = await SQLiteStorage.open(str(data / "state.db"))
+    try:
+        key = "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.cel.example.com"
+        stored = await storage.get(key)
+        assert stored is not None
+        broken = stored.value.replace(b"self.find('[0-9]')", b"self.find(')')")
+        assert broken != stored.value
+        await storage.update(key, broken, expected_revision=stored.mod_revision)
+    finally:
+        await storage.close()
+    with serving(data) as server:
+        async with aiohttp.ClientSession(server.url) as session:
+            for _ in range(200):  # until the CRD is served
+                async with session.post(WIDGETS, json=widget("w", s="abc")) as reply:
+                    status, body = reply.status, await reply.json()
+                if status != 404:
+                    break
+                await asyncio.sleep(0.05)
+            assert status == 422, body
+            assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+                ("spec.s", 'Invalid value: "string": rule compile error: program instantiation failed: '
+                           "error parsing regexp: unexpected ): `)`")]
+            async with session.get(f"{WIDGETS}/w") as reply:
+                assert reply.status == 404
+            async with session.post(WIDGETS, json=widget("v")) as reply:
+                assert reply.status == 201  # the rule's field is not set: nothing for it to refuse

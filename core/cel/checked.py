@@ -1,8 +1,9 @@
 """The syntax tree of a compiled expression, read from its serialized ``cel.expr.CheckedExpr``.
 
 The CEL binding exposes no tree, only ``Expression.serialize()`` (a ``google.protobuf.Any``
-holding the checked expression). Cost estimation needs the tree, so this reads the few messages
-of ``cel/expr/syntax.proto`` it needs straight from the protobuf wire format.
+holding the checked expression). Cost estimation needs the tree, and kube's validators
+(``validators.py``) the tree, the checker's types and the source positions, so this reads the few
+messages of ``cel/expr/syntax.proto`` and ``checked.proto`` they need straight from the protobuf wire format.
 
 It also writes one change back: :func:`with_own_calls` points the calls of a function the
 binding runs slowly at kplane's implementation of it (declared by ``libraries.py``), for
@@ -15,6 +16,7 @@ call by its CEL name.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
 from typing import Any
 
@@ -146,7 +148,8 @@ class Node:
     """One expression: ``kind`` is const, ident, select, call, list, struct or comprehension."""
 
     kind: str
-    name: str = ""  # ident name, selected field, called function, iteration variable
+    id: int = 0  # the expression's id: its key in the source positions and the type map
+    name: str = ""  # ident name, selected field, called function, iteration variable, a struct's message (a map: "")
     args: tuple[Node, ...] = ()  # call: receiver first when there is one; list: elements
     target: bool = False  # call: args[0] is the receiver
     test_only: bool = False  # select: has()
@@ -160,6 +163,7 @@ class Node:
     accu_var: str = ""
     iter_var2: str = ""
     entries: tuple[tuple[Node, Node], ...] = ()  # struct/map literal: (key, value)
+    optional: frozenset[int] = frozenset()  # list: the indices of ``?x`` elements; struct: of ``?k: v`` entries
 
     def children(self) -> tuple[Node, ...]:
         """Every sub-expression: receiver and arguments, entries, a comprehension's parts."""
@@ -196,39 +200,144 @@ def _constant(data: bytes) -> Any:
 
 def _node(data: bytes) -> Node:
     f = _fields(data)
+    expr_id = _one(f, 2, 0)
     if 3 in f:
-        return Node("const", value=_constant(_one(f, 3)))
+        return Node("const", expr_id, value=_constant(_one(f, 3)))
     if 4 in f:
-        return Node("ident", name=_text(_fields(_one(f, 4)), 1))
+        return Node("ident", expr_id, name=_text(_fields(_one(f, 4)), 1))
     if 5 in f:
         s = _fields(_one(f, 5))
         operand = (_node(_one(s, 1)),) if 1 in s else ()
-        return Node("select", name=_text(s, 2), args=operand, test_only=bool(_one(s, 3, 0)))
+        return Node("select", expr_id, name=_text(s, 2), args=operand, test_only=bool(_one(s, 3, 0)))
     if 6 in f:
         c = _fields(_one(f, 6))
         receiver = (_node(_one(c, 1)),) if 1 in c else ()
         args = tuple(_node(a) for a in c.get(3, []))
         name = _text(c, 2)
-        return Node("call", name=_CEL_NAMES.get(name, name), args=receiver + args, target=bool(receiver))
+        return Node("call", expr_id, name=_CEL_NAMES.get(name, name), args=receiver + args, target=bool(receiver))
     if 7 in f:
-        return Node("list", args=tuple(_node(e) for e in _fields(_one(f, 7)).get(1, [])))
+        items = _fields(_one(f, 7))
+        optional = frozenset(_packed(items.get(2, [])))
+        return Node("list", expr_id, args=tuple(_node(e) for e in items.get(1, [])), optional=optional)
     if 8 in f:
-        entries = []
-        for raw in _fields(_one(f, 8)).get(2, []):
+        entries, optional = [], set()
+        created = _fields(_one(f, 8))
+        for raw in created.get(2, []):
             e = _fields(raw)
             key = _node(_one(e, 3)) if 3 in e else Node("const", value=_text(e, 2))
             entries.append((key, _node(_one(e, 4))))
-        return Node("struct", entries=tuple(entries))
+            if _one(e, 5, 0):
+                optional.add(len(entries) - 1)
+        return Node("struct", expr_id, name=_text(created, 1), entries=tuple(entries), optional=frozenset(optional))
     if 9 in f:
         c = _fields(_one(f, 9))
         part = lambda n: _node(_one(c, n)) if n in c else None  # noqa: E731
-        return Node("comprehension", name=_text(c, 1), iter_range=part(2), accu_var=_text(c, 3),
+        return Node("comprehension", expr_id, name=_text(c, 1), iter_range=part(2), accu_var=_text(c, 3),
                     accu_init=part(4), condition=part(5), step=part(6), result=part(7), iter_var2=_text(c, 8))
-    return Node("const")
+    return Node("const", expr_id)
 
 
+def _checked(serialized: bytes) -> _Fields:
+    return _fields(_one(_fields(serialized), 2, serialized))
+
+
+@functools.lru_cache(maxsize=1024)
 def tree(serialized: bytes) -> Node:
-    """The expression tree of ``Expression.serialize()``'s bytes."""
-    wrapper = _fields(serialized)
-    checked = _fields(_one(wrapper, 2, serialized))
-    return _node(_one(checked, 4, b""))
+    """The expression tree of ``Expression.serialize()``'s bytes (kept for the last 1,024: the
+    validators, cost estimation and the callers of ``environment.compile`` read the same one)."""
+    return _node(_one(_checked(serialized), 4, b""))
+
+
+def _packed(values: list[Any]) -> list[int]:
+    """A repeated integer field's values, packed (bytes) or not."""
+    out: list[int] = []
+    for value in values:
+        if isinstance(value, int):
+            out.append(value)
+            continue
+        pos = 0
+        while pos < len(value):
+            number, pos = _varint(value, pos)
+            out.append(number)
+    return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Source:
+    """Where each expression of a checked expression starts in its source: code points from the
+    start (``positions``, by expression id) and the offsets at which lines 2, 3, ... begin."""
+
+    positions: dict[int, int]
+    line_offsets: tuple[int, ...]
+
+    def location(self, expr_id: int) -> tuple[int, int]:
+        """Line (from 1) and column (from 0) of an expression, as cel-go reports them."""
+        offset = self.positions.get(expr_id, 0)
+        line, start = 1, 0
+        for next_line in self.line_offsets:
+            if next_line > offset:
+                break
+            line, start = line + 1, next_line
+        return line, offset - start
+
+
+def source(serialized: bytes) -> Source:
+    """The source positions recorded in ``Expression.serialize()``'s bytes."""
+    info = _fields(_one(_checked(serialized), 5, b""))
+    positions = {}
+    for entry in info.get(4, []):
+        e = _fields(entry)
+        positions[_one(e, 1, 0)] = _one(e, 2, 0)
+    return Source(positions, tuple(_packed(info.get(3, []))))
+
+
+#: cel.expr.Type's primitive and well-known type enums, by the names cel-go formats them with.
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "timestamp", 3: "duration"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Type:
+    """A checked expression's type: ``name`` as cel-go formats it, and its type parameters."""
+
+    name: str
+    params: tuple[Type, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.params))})" if self.params else self.name
+
+
+def _type(data: bytes) -> Type:
+    f = _fields(data)
+    if 3 in f:
+        return Type(_PRIMITIVES.get(_one(f, 3), "!error!"))
+    if 4 in f:
+        return Type("wrapper", (Type(_PRIMITIVES.get(_one(f, 4), "!error!")),))
+    if 5 in f:
+        return Type(_WELL_KNOWN.get(_one(f, 5), "!error!"))
+    if 6 in f:
+        return Type("list", (_type(_one(_fields(_one(f, 6)), 1, b"")),))
+    if 7 in f:
+        m = _fields(_one(f, 7))
+        return Type("map", (_type(_one(m, 1, b"")), _type(_one(m, 2, b""))))
+    if 9 in f or 10 in f:
+        return Type(_text(f, 9 if 9 in f else 10))
+    if 11 in f:
+        return Type("type", (_type(_one(f, 11)),))
+    if 14 in f:
+        a = _fields(_one(f, 14))
+        return Type(_text(a, 1), tuple(_type(p) for p in a.get(2, [])))
+    if 2 in f:
+        return Type("null")
+    if 12 in f:
+        return Type("!error!")
+    return Type("dyn")
+
+
+def types(serialized: bytes) -> dict[int, Type]:
+    """The type the checker gave each expression of ``Expression.serialize()``'s bytes, by id."""
+    out = {}
+    for entry in _checked(serialized).get(3, []):
+        e = _fields(entry)
+        out[_one(e, 1, 0)] = _type(_one(e, 2, b""))
+    return out

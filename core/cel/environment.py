@@ -16,7 +16,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from kplane.core.cel import checked, libraries
+from kplane.core.cel import checked, libraries, validators
 
 T = cel.Type
 _STATUS = re.compile(r"^[A-Z_]+: |\s*\[[A-Z_]+\]$")
@@ -50,15 +50,20 @@ def new(variables: dict[str, str]) -> Any:
     return _cached(tuple(sorted(variables.items())))
 
 
-def compile(env: Any, source: str) -> Any:
-    """``env.compile(source)`` (RuntimeError when refused), its calls of functions kplane runs
-    itself pointed at them (:func:`.checked.with_own_calls`: ``matches``, ``find`` and
-    ``findAll``, each constant pattern compiled once)."""
+def compile(env: Any, source: str, constructions: frozenset[int] = frozenset()) -> Any:
+    """``env.compile(source)`` (RuntimeError when refused, as also for what kube's validators
+    refuse: :mod:`.validators`; its InstantiationError when kube could make no program of it),
+    its calls of functions kplane runs itself pointed at them (:func:`.checked.with_own_calls`:
+    ``matches``, ``find`` and ``findAll``, each constant pattern compiled once).
+    ``constructions``: the offsets of map literals that stand for typed objects (see
+    :func:`.validators.check`)."""
     program = env.compile(source)
     serialized = program.serialize()
-    if not any(name.encode() in serialized for name in checked.OWN_CALLS):
-        return program
-    return env.deserialize(checked.with_own_calls(serialized))
+    if any(name.encode() in serialized for name in checked.OWN_CALLS):
+        program = env.deserialize(checked.with_own_calls(serialized))
+        serialized = program.serialize()
+    validators.check(env, source, serialized, constructions)
+    return program
 
 
 def activation(data: Mapping[str, Any]) -> Any:

@@ -27,6 +27,7 @@ class FieldErrorType(str, enum.Enum):
     NOT_FOUND = "FieldValueNotFound"
     TYPE_INVALID = "FieldValueTypeInvalid"
     UNKNOWN = "FieldValueUnknown"
+    INTERNAL = "InternalError"
 
 
 _PREFIX = {
@@ -40,6 +41,7 @@ _PREFIX = {
     FieldErrorType.NOT_FOUND: "Not found",
     FieldErrorType.TYPE_INVALID: "Invalid value",
     FieldErrorType.UNKNOWN: "Unknown field",
+    FieldErrorType.INTERNAL: "Internal error",
 }
 # Error types whose message quotes the offending value, as field.Error.ErrorBody does.
 _SHOWS_VALUE = {
@@ -115,6 +117,11 @@ def not_supported(path: str, value: Any, allowed: list[str]) -> FieldError:
 def forbidden(path: str, detail: str) -> FieldError:
     """A field may not be set, or not to this, here (``field.Forbidden``)."""
     return FieldError(FieldErrorType.FORBIDDEN, path, detail)
+
+
+def internal(path: str, detail: str) -> FieldError:
+    """The server could not check a field (``field.InternalError``): still refused, as kube does."""
+    return FieldError(FieldErrorType.INTERNAL, path, detail)
 
 
 def duplicate(path: str, value: Any) -> FieldError:

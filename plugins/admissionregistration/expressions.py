@@ -40,23 +40,30 @@ class Declarations:
 
 
 class CompileError(Exception):
-    """An expression that does not compile or has the wrong result type; ``detail`` is kube's wording."""
+    """An expression that does not compile or has the wrong result type; ``detail`` is kube's
+    wording. ``internal``: it checks, but no program could be made of it (kube's
+    ErrorTypeInternal, a field's InternalError where the others are Invalid)."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, *, internal: bool = False) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.internal = internal
 
 
 #: CEL's names of the result types an expression may be asked for (kube's wording).
 _TYPE_NAMES = {"BOOL": "bool", "STRING": "string", "NULL": "null_type"}
 
 
-def compile_expression(source: str, declarations: Declarations, want: str | tuple[str, ...] = "BOOL") -> Any:
+def compile_expression(source: str, declarations: Declarations, want: str | tuple[str, ...] = "BOOL",
+                       constructions: frozenset[int] = frozenset()) -> Any:
     """A compiled ``cel.Expression`` of ``source``; ``want``: the result type it must have
     (``BOOL``, ``STRING``, or ``DYN`` for anything), or a tuple of those it may have (an audit
-    annotation's ``("STRING", "NULL")``). Raises CompileError."""
+    annotation's ``("STRING", "NULL")``); ``constructions``: where map literals standing for
+    typed objects open (a mutation's rewritten ``Object{...}``). Raises CompileError."""
     try:
-        program = cel.environment.compile(cel.environment.new(declarations.signatures()), source)
+        program = cel.environment.compile(cel.environment.new(declarations.signatures()), source, constructions)
+    except cel.validators.InstantiationError as err:
+        raise CompileError(f"program instantiation failed: {err}", internal=True) from None
     except RuntimeError as err:
         raise CompileError(f"compilation failed: {cel.environment.status_text(err)}") from None
     returns = program.return_type().name()

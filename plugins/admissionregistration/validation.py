@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from kplane.api import (
-    FieldError, LabelSelector, duplicate, forbidden, invalid, is_dns1035_label, is_dns1123_subdomain,
+    FieldError, LabelSelector, duplicate, forbidden, internal, invalid, is_dns1035_label, is_dns1123_subdomain,
     is_path_segment_name, is_qualified_name, not_supported, required, too_many, validate_label_selector,
     validate_review_versions, validate_webhook_service, validate_webhook_url,
 )
@@ -137,8 +137,13 @@ def _compile(source: str, declarations: Declarations, path: str, want: str | tup
     try:
         compile_expression(source, declarations, want)
     except CompileError as err:
-        return [invalid(path, source, err.detail)]
+        return [_refused(path, source, err)]
     return []
+
+
+def _refused(path: str, source: str, err: CompileError) -> FieldError:
+    """``convertCELErrorToValidationError``'s error for an expression refused at compilation."""
+    return internal(path, err.detail) if err.internal else invalid(path, source, err.detail)
 
 
 def _match_conditions(conditions: list[MatchCondition] | None, declarations: Declarations, path: str) -> list[FieldError]:
@@ -463,7 +468,7 @@ def validate_mutating_policy(obj: MutatingAdmissionPolicy, *, old: MutatingAdmis
             try:
                 compile_mutation(mutation.patch_type, body.expression, declarations)
             except CompileError as err:
-                errs.append(invalid(f"{at}.{wanted}.expression", body.expression, err.detail))
+                errs.append(_refused(f"{at}.{wanted}.expression", body.expression, err))
         if stray is not None:
             errs.append(forbidden(f"{at}.{other}", f"{other} field is forbidden when patchType is {mutation.patch_type}"))
     return errs

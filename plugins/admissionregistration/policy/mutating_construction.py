@@ -40,6 +40,9 @@ class ConstructionError(Exception):
 class Rewritten:
     source: str  # the expression with map literals for constructions
     mismatch: str = ""  # kube's "type mismatch" text, reported when the mutation runs
+    #: where each construction's map literal opens in ``source``: typed objects in kube, whose
+    #: fields' types differ as they may (cel-go's homogeneous-literal check passes them by)
+    constructions: frozenset[int] = frozenset()
 
 
 @dataclasses.dataclass(slots=True)
@@ -66,6 +69,7 @@ def rewrite(source: str) -> Rewritten:
         return Rewritten(source)
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
     stack: list[_Frame] = []
+    braces: list[int] = []  # the constructions' "{" in ``source``
     mismatch = ""
     for i, (kind, text, pos) in enumerate(toks):
         top = stack[-1] if stack else None
@@ -92,6 +96,7 @@ def rewrite(source: str) -> Rewritten:
                                 f"which matches field name path from root Object type")
                 frame = _Frame("}", message=name, expect_field=True)
                 edits.append((start, pos, " " * (pos - start)))
+                braces.append(pos)
             stack.append(frame)
         elif text in ("(", "["):
             stack.append(_Frame(")" if text == "(" else "]"))
@@ -103,7 +108,8 @@ def rewrite(source: str) -> Rewritten:
     out = source
     for start, end, replacement in sorted(edits, reverse=True):
         out = out[:start] + replacement + out[end:]
-    return Rewritten(out, mismatch)
+    grown = lambda at: sum(len(r) - (end - start) for start, end, r in edits if start < at)  # noqa: E731
+    return Rewritten(out, mismatch, frozenset(at + grown(at) for at in braces))
 
 
 def _qualified_name(toks: list[tuple[str, str, int]], brace: int) -> tuple[str, int]:

@@ -43,7 +43,7 @@ def compile_mutation(patch_type: str, expression: str, declarations: Declaration
         rewritten = rewrite(expression)
     except ConstructionError as err:
         raise CompileError(f"compilation failed: ERROR: <input>: {err}") from None
-    program = compile_expression(rewritten.source, declarations, want="DYN")
+    program = compile_expression(rewritten.source, declarations, want="DYN", constructions=rewritten.constructions)
     returns = program.return_type().name()
     kind, wording = _RETURNS[patch_type]
     if not (returns.startswith(kind) or returns == "DYN"):

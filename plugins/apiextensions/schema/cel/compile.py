@@ -60,8 +60,11 @@ def compile_rule(source: str, sig: str, optional_old: bool, want: str, what: str
     """Compile ``source`` for values of type ``sig``; ``want`` is the result type it must have
     (``BOOL`` for rules, ``STRING`` for messageExpressions); ``what`` names it in errors."""
     prefix = "compilation failed" if what == "rule" else "messageExpression compilation failed"
+    unmade = "program instantiation failed" if what == "rule" else "messageExpression instantiation failed"
     try:
         program = cel.environment.compile(rule_environment(sig, "dyn" if optional_old else "typed"), source)
+    except cel.validators.InstantiationError as err:
+        raise CompileError(f"{unmade}: {err}") from None
     except RuntimeError as err:
         raise CompileError(f"{prefix}: {cel.environment.status_text(err)}") from None
     if program.return_type().name() not in (want, "DYN"):

@@ -117,6 +117,9 @@ class Evaluation:
                 self.errors.append(invalid(path, schema.get("type") or "", _OUT_OF_BUDGET))
                 raise _OutOfBudget
             compiled = rule.compiled
+            if compiled is None:
+                self.errors.append(invalid(path, schema.get("type") or "", f"rule compile error: {rule.compile_error}"))
+                continue
             data: dict[str, Any] = {"self": current}
             if compiled.uses_old_self:
                 if rule.optional_old_self:

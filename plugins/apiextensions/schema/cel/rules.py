@@ -19,10 +19,13 @@ _NEWLINES = re.compile(r"[\n\r]+")
 @dataclasses.dataclass(slots=True)
 class Rule:
     source: dict[str, Any]  # the x-kubernetes-validations entry
-    compiled: Compiled
+    compiled: Compiled | None  # None: the rule does not compile (see compile_error)
     message_expression: Compiled | None
     field_path: str  # normalized fieldPath (kube's field.Path form), "" for none
     optional_old_self: bool
+    #: why a stored rule no longer compiles (one taken before kplane checked what it now does):
+    #: every value it applies to is refused, as kube refuses them, never let through unchecked
+    compile_error: str = ""
 
     def message(self) -> str:
         """``ruleMessageOrDefault``: the message, else ``failed rule: <rule>``."""
@@ -139,6 +142,7 @@ def build(schema: dict[str, Any] | None, path: str, out: Build, cardinality: int
             compiled = compile_rule(entry["rule"], sig, optional_old, "BOOL", "rule")
         except CompileError as err:
             out.errors.append(invalid(f"{at}.rule", entry, err.detail))
+            rules.append(Rule(entry, None, None, "", optional_old, compile_error=err.detail))
             continue
         rule_cost = estimator.cost(compiled.tree) * cardinality
         if rule_cost > cel.cost.PER_EXPRESSION_LIMIT:
